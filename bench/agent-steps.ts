@@ -1,0 +1,315 @@
+/**
+ * Agent overhead per step, without the model's own latency: observe (serialize the page + screenshot), act (CDP +
+ * waiting for the page to settle) and the step record (screenshot into the blob store + StepRecorded to a real
+ * sessions service), with the scripted model answering at once, on each fixture page. Prints p50/p95 per page and
+ * the serialized page size in tokens (~4 characters per token). Baseline in the same run: one bare CDP round-trip
+ * (Runtime.evaluate of 1) and one bare screenshot on the same browser.
+ *
+ * Targets: p50 <= 100 ms on ordinary pages; p95 <= 1 s on the 5,000-element page.
+ * Run: npx tsx bench/agent-steps.ts   (STEPS=24 per page by default)
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { createNatsBlobStore } from "@bas/blobs";
+import { ensureStreams, streamNames } from "@bas/event-store";
+import { sessions } from "@bas/proto";
+import { connectClient, connectNats } from "@bas/service-kit";
+import { loadSessionsConfig, startSessionsService } from "@bas/sessions";
+import { CdpBrowserDriver } from "../services/runner/src/adapters/cdp/cdp-browser-driver";
+import { connectSessionReports } from "../services/runner/src/adapters/grpc/session-reports";
+import { OpenAiChat } from "../services/runner/src/adapters/openai/openai-chat";
+import { runAgent } from "../services/runner/src/app/agent-loop";
+import type { BrowserDriver } from "../services/runner/src/app/browser-driver";
+import { createModelCaller } from "../services/runner/src/app/model-caller";
+import { createRouteTable } from "../services/runner/src/domain/model-routes";
+import { estimateTokens, renderSnapshot } from "../services/runner/src/domain/page-state";
+import { createRedactor } from "../services/runner/src/domain/secrets";
+import { launchTestChromium } from "../test/support/chromium";
+import { LOGIN_ACCOUNT, SITE_PATHS, startFixtureSites } from "../test/fixtures/sites";
+import {
+  lastInputText,
+  type RecordedRequest,
+  type ScriptStep,
+  startScriptedLlm,
+  toolCallReply,
+} from "../test/support/scripted-llm";
+import { benchInfra } from "./support/infra";
+import { percentile } from "./support/stats";
+
+const STEPS = Number(process.env.STEPS ?? 24);
+const MAX_CHARS = 40_000;
+
+function indexOf(request: RecordedRequest, pattern: RegExp, nth = 0): number {
+  const found: number[] = [];
+  for (const line of lastInputText(request).split("\n")) {
+    const match = /^\[(\d+)\](.*)$/.exec(line);
+    if (match && pattern.test(match[2])) found.push(Number(match[1]));
+  }
+  if (!found.length) throw new Error(`no element matching ${pattern}`);
+  return found[nth % found.length];
+}
+
+type Action = (req: RecordedRequest, i: number) => [string, Record<string, unknown>];
+
+/** What the scripted model does on each page, in a cycle: ordinary interactions of that page. */
+const CYCLES: Record<keyof typeof SITE_PATHS, Action[]> = {
+  shop: [
+    (r) => ["input_text", { index: indexOf(r, /<input type=search/), text: "Aurora" }],
+    () => ["scroll", { direction: "down" }],
+    () => ["scroll", { direction: "up" }],
+    (r) => ["click", { index: indexOf(r, />All products</) }],
+    () => ["go_back", {}],
+  ],
+  form: [
+    (r) => ["input_text", { index: indexOf(r, /label="Full name"/), text: "Ada Lovelace" }],
+    (r) => ["input_text", { index: indexOf(r, /label="Email"/), text: "ada@example.test" }],
+    () => ["scroll", { direction: "down" }],
+  ],
+  login: [
+    (r) => ["input_text", { index: indexOf(r, /<input type=email/), text: LOGIN_ACCOUNT.username }],
+    (r) => ["input_text", { index: indexOf(r, /<input type=password/), text: "<secret>pw</secret>" }],
+    () => ["scroll", { direction: "down" }],
+  ],
+  frames: [
+    (r) => ["click", { index: indexOf(r, />Main button</) }],
+    (r) => ["input_text", { index: indexOf(r, /placeholder="Frame note"/), text: "note" }],
+    (r) => ["click", { index: indexOf(r, />Deep button</) }],
+    (r) => ["input_text", { index: indexOf(r, /placeholder="Your name"/), text: "Grace" }],
+  ],
+  spa: [(r) => ["click", { index: indexOf(r, />Items</) }], (r) => ["click", { index: indexOf(r, />Home</) }]],
+  big: [
+    (r, i) => ["click", { index: indexOf(r, /<button>Select item/, i) }],
+    (r, i) => ["input_text", { index: indexOf(r, /placeholder="Note/, i), text: "x" }],
+    () => ["scroll", { direction: "down" }],
+    () => ["scroll", { direction: "up" }],
+  ],
+};
+
+interface Sample {
+  observe: number;
+  act: number;
+  record: number;
+  total: number;
+  tokens: number;
+}
+
+/** Times observe and act of the driver the agent uses. */
+function timed(driver: BrowserDriver, state: { current: Partial<Sample> }): BrowserDriver {
+  return {
+    observe: async (o) => {
+      const t = performance.now();
+      const s = await driver.observe(o);
+      state.current.observe = performance.now() - t;
+      state.current.tokens = estimateTokens(renderSnapshot(s, MAX_CHARS));
+      return s;
+    },
+    act: async (a, o) => {
+      const t = performance.now();
+      const r = await driver.act(a, o);
+      state.current.act = (state.current.act ?? 0) + performance.now() - t;
+      return r;
+    },
+    screenshot: () => driver.screenshot(),
+    pageContent: (n) => driver.pageContent(n),
+    isConnected: () => driver.isConnected(),
+    disconnect: () => driver.disconnect(),
+  };
+}
+
+async function main() {
+  const infra = await benchInfra();
+  const namespace = `bench${randomBytes(4).toString("hex")}`;
+  const [sites, llm, chrome] = await Promise.all([
+    startFixtureSites({ spaDelayMs: 50 }),
+    startScriptedLlm(),
+    launchTestChromium(),
+  ]);
+  const nats = await connectNats(infra.natsUrl, "bench-agent");
+  await ensureStreams(nats.jsm, streamNames(namespace));
+  const service = await startSessionsService(
+    loadSessionsConfig({
+      NATS_URL: infra.natsUrl,
+      DATABASE_URL: infra.databaseUrl,
+      NAMESPACE: namespace,
+      LOG_LEVEL: "silent",
+      GRPC_PORT: "0",
+      SECRETS_KEY: randomBytes(32).toString("hex"),
+    }),
+  );
+  const api = connectClient(sessions.SessionsClient, `127.0.0.1:${service.grpcPort}`);
+  const reports = connectSessionReports(`127.0.0.1:${service.grpcPort}`);
+  const blobs = await createNatsBlobStore({ js: nats.js, namespace });
+  const chat = new OpenAiChat({ timeoutMs: 10_000, maxRetries: 0 });
+  const rows: string[] = [];
+  try {
+    // Baseline: the bare CDP costs every step pays at least once.
+    const page = (await chrome.browser.pages())[0];
+    await page.goto(`${sites.url}/shop/`);
+    const rtt: number[] = [];
+    const shots: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      let t = performance.now();
+      await page.evaluate("1");
+      rtt.push(performance.now() - t);
+      t = performance.now();
+      await page.screenshot({ type: "jpeg", quality: 60, optimizeForSpeed: true });
+      shots.push(performance.now() - t);
+    }
+    console.log(
+      `baseline: CDP round-trip p50 ${percentile(rtt, 50).toFixed(2)} ms; screenshot p50 ${percentile(shots, 50).toFixed(1)} ms`,
+    );
+
+    for (const [site, path] of Object.entries(SITE_PATHS) as Array<[keyof typeof SITE_PATHS, string]>) {
+      const key = `bench-${site}`;
+      const cycle = CYCLES[site];
+      const steps: ScriptStep[] = [toolCallReply("go_to_url", { url: `${sites.url}${path}` })];
+      for (let i = 0; i < STEPS; i++) steps.push((req) => toolCallReply(...cycle[i % cycle.length](req, i)));
+      steps.push(toolCallReply("done", { success: true, text: "ok" }));
+      llm.script(key, steps);
+
+      const session = await api.createSession({
+        projectId: "bench",
+        task: `bench ${site}`,
+        model: "svc-max",
+        keepAlive: false,
+        sensitiveData: {},
+        inbox: false,
+        codeMode: false,
+        useOwnKey: false,
+        outputSchema: undefined,
+        browser: { record: false },
+        idempotencyKey: randomUUID(),
+      });
+      // The task id travels on the work queue; the bench reads it from the session's events instead.
+      const task = await firstTaskId(nats, namespace, session.id);
+      await reports.sandboxReady({ sessionId: session.id, browserId: "bench" });
+      await reports.taskStarted({ sessionId: session.id, taskId: task, title: site, attempt: 1 });
+
+      const route = createRouteTable({ baseUrl: llm.url, apiKey: key, overrides: {}, canonical: (m) => m }).resolve(
+        "svc-max",
+      );
+      const samples: Sample[] = [];
+      const state: { current: Partial<Sample> } = { current: {} };
+      let stepStart = performance.now();
+      let modelTime = 0;
+      const redact = createRedactor({ pw: LOGIN_ACCOUNT.password });
+      const model = createModelCaller({
+        complete: async (request) => {
+          const t = performance.now();
+          const r = await chat.complete({ route, apiKey: key }, request);
+          modelTime += performance.now() - t;
+          return r;
+        },
+        recordUsage: async () => {},
+        redact,
+      });
+      const driver = await CdpBrowserDriver.connect(chrome.wsEndpoint);
+      try {
+        await runAgent(
+          { task: `bench ${site}`, mode: {}, secretKeys: ["pw"], maxSteps: STEPS + 2, vision: false },
+          {
+            browser: timed(driver, state),
+            model,
+            secrets: async () => ({ pw: LOGIN_ACCOUNT.password }),
+            redact,
+            signal: new AbortController().signal,
+            now: () => new Date(),
+            options: {
+              maxObserveChars: MAX_CHARS,
+              extractMaxChars: MAX_CHARS * 3,
+              schemaRetries: 2,
+              screenshots: true,
+            },
+            recordStep: async (step) => {
+              const t = performance.now();
+              const ref = step.screenshot
+                ? await blobs.put(step.screenshot, {
+                    contentType: "image/jpeg",
+                    ref: `screenshot-${task}-1-${step.step}.jpg`,
+                  })
+                : undefined;
+              await reports.stepRecorded({
+                sessionId: session.id,
+                taskId: task,
+                step: step.step,
+                summary: step.summary,
+                messages: step.messages.map((m) => ({
+                  role: m.role,
+                  type: m.type,
+                  data: m.data,
+                  hidden: m.hidden,
+                  ...(m.summary ? { summary: m.summary } : {}),
+                })),
+                ...(ref ? { screenshotRef: ref } : {}),
+              });
+              const end = performance.now();
+              state.current.record = end - t;
+              state.current.total = end - stepStart - modelTime;
+              // The first step (navigation to the page) and the final `done` are not part of the sample.
+              if (step.step > 1 && step.step <= STEPS + 1) samples.push({ act: 0, ...state.current } as Sample);
+              state.current = {};
+              modelTime = 0;
+              stepStart = performance.now();
+            },
+          },
+        );
+      } finally {
+        await driver.disconnect();
+      }
+      const p = (k: keyof Sample, q: number) =>
+        percentile(
+          samples.map((s) => s[k] ?? 0),
+          q,
+        );
+      rows.push(
+        [
+          site.padEnd(7),
+          String(samples.length).padStart(3),
+          `${p("total", 50).toFixed(1)}`.padStart(8),
+          `${p("total", 95).toFixed(1)}`.padStart(8),
+          `${p("observe", 50).toFixed(1)}`.padStart(8),
+          `${p("act", 50).toFixed(1)}`.padStart(8),
+          `${p("record", 50).toFixed(1)}`.padStart(8),
+          `${Math.round(p("tokens", 50))}`.padStart(8),
+        ].join(" "),
+      );
+    }
+  } finally {
+    console.log(`\nagent overhead per step (ms, model latency excluded), ${STEPS} steps per page`);
+    console.log("page      n  p50 tot  p95 tot  p50 obs  p50 act  p50 rec   tokens");
+    for (const row of rows) console.log(row);
+    console.log("targets: p50 <= 100 ms on ordinary pages; p95 <= 1000 ms on the 5,000-element page (big)");
+    api.close();
+    reports.close();
+    await blobs.close();
+    await service.close();
+    await nats.nc.drain();
+    await Promise.all([sites.close(), llm.close(), chrome.close()]);
+    await infra.close();
+  }
+}
+
+async function firstTaskId(
+  nats: Awaited<ReturnType<typeof connectNats>>,
+  namespace: string,
+  sessionId: string,
+): Promise<string> {
+  const streams = streamNames(namespace);
+  const subject = streams.events.subject("session", sessionId);
+  let dispatched: { type: string; data: { taskId?: string } } | undefined;
+  for (let seq = 1; !dispatched; ) {
+    const m = await nats.jsm.streams
+      .getMessage(streams.events.stream, { seq, next_by_subj: subject } as never)
+      .catch(() => null);
+    if (!m) break;
+    const event = m.json() as { type: string; data: { taskId?: string } };
+    if (event.type === "TaskDispatched") dispatched = event;
+    seq = m.seq + 1;
+  }
+  if (!dispatched?.data.taskId) throw new Error("no TaskDispatched event for the bench session");
+  return dispatched.data.taskId;
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

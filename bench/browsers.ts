@@ -1,0 +1,162 @@
+/**
+ * Browsers: acquisition, lifecycle, CDP proxy overhead, memory and capacity, with browser-pool and the gateway as
+ * their own processes (as deployed) on NATS and Postgres on this machine. Every figure goes through REST.
+ *   (a) POST /api/v4/browsers → first CDP answer via cdpUrl, warm pool vs cold, 50 runs each
+ *       targets: warm p50 < 100 ms, cold p50 < 1.5 s; the stop call < 50 ms
+ *   (b) create → connect → open a local page → stop, 100 runs one at a time
+ *   (c) Runtime.evaluate 1+1 ×2000, 1 and 5 connections, through the proxy vs straight to Chromium
+ *       targets: proxy adds < 0.3 ms at p50 and keeps ≥ 60 % of direct throughput
+ *   (d) memory per idle browser (all its processes) and per idle proxy connection
+ *   (e) concurrent browsers this machine holds, each answering CDP within 1 s (last, capped by BENCH_MAX_BROWSERS)
+ * BENCH_RUNS_A, BENCH_RUNS_B, BENCH_RT, BENCH_MAX_BROWSERS shorten or lengthen the parts; BENCH_SKIP=e skips parts.
+ */
+import { startTestSite } from "../services/browser-pool/test/support/test-site";
+import { acquisition, capacity, lifecycle, memory, roundTrips } from "./browsers/measures";
+import { type BrowserStack, startBrowserStack } from "./browsers/stack";
+
+const RUNS_A = Number(process.env.BENCH_RUNS_A ?? 50);
+const RUNS_B = Number(process.env.BENCH_RUNS_B ?? 100);
+const ROUND_TRIPS = Number(process.env.BENCH_RT ?? 2000);
+const MAX_BROWSERS = Number(process.env.BENCH_MAX_BROWSERS ?? 60);
+const skip = new Set((process.env.BENCH_SKIP ?? "").split(",").filter(Boolean));
+
+const f = (n: number, digits = 2) => Number(n.toFixed(digits));
+const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
+
+async function main() {
+  const started = Date.now();
+  const site = await startTestSite();
+  const stack: BrowserStack = await startBrowserStack();
+  const targets: Array<Record<string, unknown>> = [];
+  const stopSamples: number[] = [];
+  const cleanup = async () => {
+    await stack.close();
+    await site.close();
+  };
+  process.once("SIGINT", () => void cleanup().then(() => process.exit(130)));
+  try {
+    if (!skip.has("a")) {
+      await stack.startPool({ WARM_POOL_SIZE: "1" });
+      const warm = await acquisition(stack, RUNS_A, 1);
+      await stack.startPool({ WARM_POOL_SIZE: "0" });
+      const cold = await acquisition(stack, RUNS_A, 0);
+      console.log("\n(a) acquisition: POST /api/v4/browsers → first CDP answer through cdpUrl (ms)");
+      console.table({
+        warm: { n: warm.acquire.n, p50: f(warm.acquire.p50), p95: f(warm.acquire.p95), p99: f(warm.acquire.p99) },
+        cold: { n: cold.acquire.n, p50: f(cold.acquire.p50), p95: f(cold.acquire.p95), p99: f(cold.acquire.p99) },
+        "stop call (warm runs)": {
+          n: warm.stop.n,
+          p50: f(warm.stop.p50),
+          p95: f(warm.stop.p95),
+          p99: f(warm.stop.p99),
+        },
+      });
+      targets.push(
+        {
+          target: "warm acquisition p50 < 100 ms",
+          measured: f(warm.acquire.p50),
+          result: verdict(warm.acquire.p50 < 100),
+        },
+        {
+          target: "cold acquisition p50 < 1500 ms",
+          measured: f(cold.acquire.p50),
+          result: verdict(cold.acquire.p50 < 1500),
+        },
+      );
+      stopSamples.push(warm.stop.p50, cold.stop.p50);
+    }
+    if (!skip.has("b")) {
+      await stack.startPool({ WARM_POOL_SIZE: "2" });
+      const b = await lifecycle(stack, RUNS_B, site.url, 2);
+      console.log("\n(b) lifecycle one at a time: create → puppeteer connect → open local page → stop (ms)");
+      console.table({
+        "whole lifecycle": {
+          n: b.lifecycle.n,
+          p50: f(b.lifecycle.p50),
+          p95: f(b.lifecycle.p95),
+          p99: f(b.lifecycle.p99),
+        },
+        "stop call": { n: b.stop.n, p50: f(b.stop.p50), p95: f(b.stop.p95), p99: f(b.stop.p99) },
+        "stop → processes gone": {
+          n: b.processesGone.n,
+          p50: f(b.processesGone.p50),
+          p95: f(b.processesGone.p95),
+          p99: f(b.processesGone.p99),
+        },
+      });
+      stopSamples.push(b.stop.p50);
+      targets.push({ target: "stop call p50 < 50 ms", measured: f(b.stop.p50), result: verdict(b.stop.p50 < 50) });
+    }
+    if (!skip.has("c")) {
+      await stack.startPool({ WARM_POOL_SIZE: "0" });
+      console.log(
+        `\n(c) CDP round trip, Runtime.evaluate("1+1") ×${ROUND_TRIPS} per side, proxy vs direct (ms, calls/s)`,
+      );
+      for (const connections of [1, 5]) {
+        const r = await roundTrips(stack, ROUND_TRIPS, connections);
+        console.table({
+          direct: { p50: f(r.direct.p50, 3), p99: f(r.direct.p99, 3), "calls/s": Math.round(r.throughput.direct) },
+          proxy: { p50: f(r.proxy.p50, 3), p99: f(r.proxy.p99, 3), "calls/s": Math.round(r.throughput.proxy) },
+          "added by proxy": {
+            p50: f(r.addedP50, 3),
+            p99: f(r.addedP99, 3),
+            "calls/s": `${f(r.ratio * 100, 1)} % of direct`,
+          },
+        });
+        targets.push(
+          {
+            target: `proxy adds < 0.3 ms p50 (${connections} conn)`,
+            measured: f(r.addedP50, 3),
+            result: verdict(r.addedP50 < 0.3),
+          },
+          {
+            target: `proxy ≥ 60 % of direct throughput (${connections} conn)`,
+            measured: `${f(r.ratio * 100, 1)} %`,
+            result: verdict(r.ratio >= 0.6),
+          },
+        );
+      }
+    }
+    if (!skip.has("d")) {
+      await stack.startPool({ WARM_POOL_SIZE: "0" });
+      const m = await memory(stack, 3, 900);
+      console.log("\n(d) memory");
+      console.table({
+        "idle browser (sum over its processes)": {
+          RSS: `${f(m.browserRssMb, 1)} MB`,
+          PSS: `${f(m.browserPssMb, 1)} MB`,
+          processes: m.processesPerBrowser,
+        },
+        "idle CDP connection through the proxy": {
+          "proxy RSS": `${f(m.proxyRssKbPerConnection, 1)} KB`,
+          "proxy JS heap + external": `${f(m.proxyHeapKbPerConnection, 1)} KB`,
+          "Chromium PSS": `${f(m.chromiumKbPerConnection, 1)} KB`,
+        },
+      });
+    }
+    if (!skip.has("e")) {
+      await stack.startPool({ WARM_POOL_SIZE: "0" });
+      const e = await capacity(stack, site.url, MAX_BROWSERS);
+      console.log(
+        `\n(e) concurrent browsers, each with a local page open, answering CDP within 1 s (cap ${MAX_BROWSERS})`,
+      );
+      console.table(e.steps);
+      console.log(
+        `held ${e.held} browsers${e.limitReached ? " (the next step missed 1 s)" : " (cap reached; more may fit)"}; ` +
+          `at the memory measured, the memory available before the test holds about ${e.memoryBound ?? "?"}`,
+      );
+    }
+    if (targets.length > 0) {
+      console.log("\ntargets");
+      console.table(targets);
+    }
+    console.log(`(bench took ${Math.round((Date.now() - started) / 1000)} s)`);
+  } finally {
+    await cleanup();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,260 @@
+import { fork } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import puppeteer from "puppeteer-core";
+import {
+  findProcessesByArgPrefix,
+  groupMemory,
+  processGroupOf,
+} from "../../services/browser-pool/src/adapters/local/proc-fs";
+import { summarize } from "../support/stats";
+import { type CdpClient, openCdp } from "./cdp-client";
+import type { BrowserStack } from "./stack";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(check: () => Promise<boolean>, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting for the pool");
+    await sleep(10);
+  }
+}
+
+/**
+ * Waits until the pool holds `idle` warm browsers ready to hand out, nothing else runs, and every stopped browser's
+ * processes are gone: each run starts from the same quiet state.
+ */
+const settleAt = (stack: BrowserStack, idle: number) =>
+  until(async () => {
+    const state = await stack.poolState();
+    return state.warmIdle === idle && state.browsers === 0 && (await stack.chromiumIds()).length === idle;
+  });
+
+/**
+ * (a) POST /api/v4/browsers until the first CDP command through cdpUrl is answered; and the stop call's latency.
+ * Warm: the pool holds one idle browser before each run. Cold: the pool is empty (WARM_POOL_SIZE=0).
+ */
+export async function acquisition(stack: BrowserStack, runs: number, idle: number) {
+  const acquire: number[] = [];
+  const stop: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    await settleAt(stack, idle);
+    const t0 = performance.now();
+    const browser = await stack.request("POST", "/api/v4/browsers", {});
+    const cdp = await openCdp(browser.cdpUrl);
+    await cdp.send("Browser.getVersion");
+    acquire.push(performance.now() - t0);
+    cdp.close();
+    const t1 = performance.now();
+    await stack.request("PATCH", `/api/v4/browsers/${browser.id}`, { action: "stop" });
+    stop.push(performance.now() - t1);
+  }
+  return { acquire: summarize(acquire), stop: summarize(stop) };
+}
+
+/** (b) create → puppeteer connect → open a local page → stop, one at a time, the warm pool refilled between runs. */
+export async function lifecycle(stack: BrowserStack, runs: number, pageUrl: string, idle: number) {
+  const total: number[] = [];
+  const stop: number[] = [];
+  const gone: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    await settleAt(stack, idle);
+    const t0 = performance.now();
+    const browser = await stack.request("POST", "/api/v4/browsers", {});
+    const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+    const page = await client.newPage();
+    await page.goto(pageUrl);
+    const t1 = performance.now();
+    await stack.request("PATCH", `/api/v4/browsers/${browser.id}`, { action: "stop" });
+    const t2 = performance.now();
+    total.push(t2 - t0);
+    stop.push(t2 - t1);
+    await client.disconnect().catch(() => undefined);
+    await until(async () => !(await stack.chromiumIds()).includes(browser.id));
+    gone.push(performance.now() - t1);
+  }
+  return { lifecycle: summarize(total), stop: summarize(stop), processesGone: summarize(gone) };
+}
+
+/** The browser's own DevTools port, from the file Chromium writes in its profile. */
+async function directPort(stack: BrowserStack, id: string): Promise<number> {
+  const file = await readFile(join(stack.dataDir, id, "DevToolsActivePort"), "utf8");
+  return Number(file.split("\n")[0]);
+}
+
+async function browserPath(stack: BrowserStack, id: string): Promise<string> {
+  const file = await readFile(join(stack.dataDir, id, "DevToolsActivePort"), "utf8");
+  return file.split("\n")[1].trim();
+}
+
+async function evaluateLoop(clients: CdpClient[], perClient: number, latencies: number[]): Promise<number> {
+  const t0 = performance.now();
+  await Promise.all(
+    clients.map(async (c) => {
+      for (let i = 0; i < perClient; i++) {
+        const s = performance.now();
+        const r = await c.send("Runtime.evaluate", { expression: "1+1", returnByValue: true });
+        latencies.push(performance.now() - s);
+        if (r.result.value !== 2) throw new Error("wrong answer");
+      }
+    }),
+  );
+  return performance.now() - t0;
+}
+
+/**
+ * (c) Runtime.evaluate("1+1") round trips on a page, through our proxy and straight to Chromium, alternating in
+ * blocks so drift on the shared machine hits both sides alike.
+ */
+export async function roundTrips(stack: BrowserStack, total: number, connections: number) {
+  const browser = await stack.request("POST", "/api/v4/browsers", { proxyCountryCode: null });
+  const list = (await (await fetch(`${browser.cdpUrl.replace(/^ws/, "http")}/json/list`)).json()) as any[];
+  const target = list.find((t) => t.type === "page");
+  const urls = {
+    direct: `ws://127.0.0.1:${await directPort(stack, browser.id)}/devtools/page/${target.id}`,
+    proxy: `${browser.cdpUrl}/devtools/page/${target.id}`,
+  };
+  const open = async (url: string) => Promise.all(Array.from({ length: connections }, () => openCdp(url)));
+  const clients = { direct: await open(urls.direct), proxy: await open(urls.proxy) };
+  const latencies = { direct: [] as number[], proxy: [] as number[] };
+  const rates = { direct: [] as number[], proxy: [] as number[] };
+  for (const mode of ["direct", "proxy"] as const) await evaluateLoop(clients[mode], 100, []);
+  // Eight alternating blocks per side; the median block rate resists a neighbour's burst on the shared machine.
+  const blocks = 8;
+  const perClient = Math.ceil(total / blocks / connections);
+  for (let b = 0; b < blocks; b++) {
+    for (const mode of b % 2 === 0 ? (["direct", "proxy"] as const) : (["proxy", "direct"] as const)) {
+      const ms = await evaluateLoop(clients[mode], perClient, latencies[mode]);
+      rates[mode].push((perClient * connections) / (ms / 1000));
+    }
+  }
+  for (const c of [...clients.direct, ...clients.proxy]) c.close();
+  await stack.request("PATCH", `/api/v4/browsers/${browser.id}`, { action: "stop" });
+  const direct = summarize(latencies.direct);
+  const proxy = summarize(latencies.proxy);
+  const throughput = { direct: summarize(rates.direct).p50, proxy: summarize(rates.proxy).p50 };
+  return {
+    connections,
+    direct,
+    proxy,
+    addedP50: proxy.p50 - direct.p50,
+    addedP99: proxy.p99 - direct.p99,
+    throughput,
+    ratio: throughput.proxy / throughput.direct,
+  };
+}
+
+async function browserGroup(stack: BrowserStack, id: string): Promise<number> {
+  const [p] = await findProcessesByArgPrefix(`--user-data-dir=${stack.dataDir}/${id}`);
+  return (await processGroupOf(p.pid))!;
+}
+
+async function memAvailable(): Promise<number> {
+  const info = await readFile("/proc/meminfo", "utf8");
+  return Number(info.match(/^MemAvailable:\s+(\d+)/m)?.[1] ?? 0) * 1024;
+}
+
+/** (d) Memory of idle browsers (all their processes) and of idle CDP connections through the proxy. */
+export async function memory(stack: BrowserStack, browsers: number, connections: number) {
+  const made = [];
+  for (let i = 0; i < browsers; i++) made.push(await stack.request("POST", "/api/v4/browsers", {}));
+  await sleep(3_000);
+  const perBrowser: Array<Awaited<ReturnType<typeof groupMemory>>> = [];
+  for (const b of made) perBrowser.push(await groupMemory(await browserGroup(stack, b.id)));
+  const avg = (key: "rssBytes" | "pssBytes") => perBrowser.reduce((s, m) => s + (m?.[key] ?? 0), 0) / made.length;
+
+  // The proxy's cost per idle connection, measured on a proxy alone in its own process after a full GC each time.
+  const probe = fork(join(__dirname, "proxy-probe.ts"), [], { execArgv: ["--expose-gc", "--import", "tsx"] });
+  const reply = (type: string) =>
+    new Promise<any>((resolve) => probe.on("message", (m: any) => m.type === type && resolve(m)));
+  const { port } = await reply("ready");
+  const target = made[0];
+  const [, , browserId, secret] = new URL(target.cdpUrl).pathname.split("/");
+  const devtools = `ws://127.0.0.1:${await directPort(stack, browserId)}${await browserPath(stack, browserId)}`;
+  probe.send({ type: "register", spec: { browserId, secret, devtoolsUrl: devtools, publicUrl: target.cdpUrl } });
+  await reply("registered");
+  const measure = async () => {
+    probe.send({ type: "measure" });
+    return (await reply("memory")) as { rss: number; heapUsed: number; external: number };
+  };
+  const group = await browserGroup(stack, browserId);
+  const before = { proxy: await measure(), chromium: (await groupMemory(group))!.pssBytes };
+  const clients: CdpClient[] = [];
+  for (let i = 0; i < connections; i++)
+    clients.push(await openCdp(`ws://127.0.0.1:${port}/cdp/${browserId}/${secret}`));
+  await sleep(1_000);
+  const after = { proxy: await measure(), chromium: (await groupMemory(group))!.pssBytes };
+  for (const c of clients) c.close();
+  probe.send({ type: "close" });
+  for (const b of made) await stack.request("PATCH", `/api/v4/browsers/${b.id}`, { action: "stop" });
+  return {
+    browserRssMb: avg("rssBytes") / 2 ** 20,
+    browserPssMb: avg("pssBytes") / 2 ** 20,
+    processesPerBrowser: perBrowser[0]?.processes ?? 0,
+    proxyRssKbPerConnection: (after.proxy.rss - before.proxy.rss) / connections / 1024,
+    proxyHeapKbPerConnection:
+      (after.proxy.heapUsed + after.proxy.external - before.proxy.heapUsed - before.proxy.external) /
+      connections /
+      1024,
+    chromiumKbPerConnection: (after.chromium - before.chromium) / connections / 1024,
+  };
+}
+
+/**
+ * (e) Browsers added ten at a time, each with a local page open; after each step every browser must answer a
+ * Runtime.evaluate within 1 s. Stops at the first miss or at `max`.
+ */
+export async function capacity(stack: BrowserStack, pageUrl: string, max: number, step = 10) {
+  const held: Array<{ id: string; cdp: CdpClient }> = [];
+  const steps = [];
+  const baseline = await memAvailable();
+  let failed = false;
+  try {
+    while (held.length < max && !failed) {
+      for (let i = 0; i < step && held.length < max; i += 2) {
+        const pair = await Promise.all(
+          Array.from({ length: Math.min(2, max - held.length) }, async () => {
+            const b = await stack.request("POST", "/api/v4/browsers", { proxyCountryCode: null });
+            const list = (await (await fetch(`${b.cdpUrl.replace(/^ws/, "http")}/json/list`)).json()) as any[];
+            const cdp = await openCdp(`${b.cdpUrl}/devtools/page/${list.find((t) => t.type === "page").id}`);
+            await cdp.send("Page.navigate", { url: pageUrl });
+            return { id: b.id, cdp };
+          }),
+        );
+        held.push(...pair);
+      }
+      await sleep(1_000);
+      const times = await Promise.all(
+        held.map(async ({ cdp }) => {
+          const s = performance.now();
+          await Promise.race([cdp.send("Runtime.evaluate", { expression: "1+1" }), sleep(5_000)]);
+          return performance.now() - s;
+        }),
+      );
+      const worst = Math.max(...times);
+      steps.push({
+        browsers: held.length,
+        worstMs: Math.round(worst),
+        p50Ms: Number(summarize(times).p50.toFixed(1)),
+        usedGb: Number(((baseline - (await memAvailable())) / 2 ** 30).toFixed(2)),
+      });
+      if (worst > 1_000) failed = true;
+    }
+  } finally {
+    for (const { id, cdp } of held) {
+      cdp.close();
+      await stack.request("PATCH", `/api/v4/browsers/${id}`, { action: "stop" }).catch(() => undefined);
+    }
+  }
+  const ok = steps.filter((s) => s.worstMs <= 1_000);
+  const last = ok.at(-1);
+  const perBrowserGb = last ? last.usedGb / last.browsers : 0;
+  return {
+    held: last?.browsers ?? 0,
+    limitReached: failed,
+    steps,
+    /** Browsers that would fit in the memory that was available before the test, at the measured cost each. */
+    memoryBound: perBrowserGb > 0 ? Math.floor(baseline / 2 ** 30 / perBrowserGb) : undefined,
+  };
+}

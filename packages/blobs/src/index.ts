@@ -1,0 +1,10 @@
+export { BLOB_REF_PATTERN, InvalidBlobRefError, isBlobRef, newBlobRef } from "./blob-ref";
+export type { BlobObject, BlobStore, PutBlobOptions } from "./blob-store";
+export { blobBucketName, createNatsBlobStore, type NatsBlobStoreOptions } from "./nats-blob-store";
+export {
+  type BlobUrlSigner,
+  type BlobUrlSignerOptions,
+  createBlobUrlSigner,
+  DEFAULT_URL_TTL_MS,
+  type SignatureCheck,
+} from "./url-signer";

@@ -1,0 +1,46 @@
+import { existsSync, readdirSync } from "node:fs";
+import { delimiter, join } from "node:path";
+
+/** Thrown when a program the local stack needs is not installed; says how to install it. */
+export class MissingBinaryError extends Error {
+  override name = "MissingBinaryError";
+}
+
+function onPath(name: string): string | undefined {
+  const dirs = [...(process.env.PATH ?? "").split(delimiter), "/usr/sbin", "/usr/local/sbin", "/sbin"];
+  return dirs.map((d) => join(d, name)).find((p) => existsSync(p));
+}
+
+export function findNatsServer(): string {
+  const found = process.env.NATS_SERVER_PATH ?? onPath("nats-server");
+  if (!found || !existsSync(found)) {
+    throw new MissingBinaryError("nats-server not found: install it (apt-get install -y nats-server) or set NATS_URL.");
+  }
+  return found;
+}
+
+/** The bin folder of the newest installed PostgreSQL server. */
+export function findPostgresBin(): string {
+  const explicit = process.env.PG_BIN;
+  if (explicit && existsSync(join(explicit, "pg_ctl"))) return explicit;
+  const root = "/usr/lib/postgresql";
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, "bin", "pg_ctl")))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  const fromPath = onPath("pg_ctl");
+  if (versions[0]) return join(root, versions[0], "bin");
+  if (fromPath) return join(fromPath, "..");
+  throw new MissingBinaryError(
+    "PostgreSQL server not found: install it (apt-get install -y postgresql) or set DATABASE_URL.",
+  );
+}
+
+export function findChromium(): string {
+  const candidates = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", onPath("chromium"), onPath("chromium-browser")];
+  const found = candidates.find((c): c is string => !!c && existsSync(c));
+  if (!found)
+    throw new MissingBinaryError("Chromium not found: install it (apt-get install -y chromium) or set CHROMIUM_PATH.");
+  return found;
+}

@@ -1,0 +1,11 @@
+export type { AggregateRef, DomainEvent, EventEnvelope, EventMetadata, StoredEvent } from "./envelope";
+export type { AppendOptions, AppendResult, EventStore, LoadedAggregate } from "./event-store";
+export { createNatsEventStore, type NatsEventStoreDeps } from "./nats-event-store";
+export { ensureStreams } from "./ensure-streams";
+export { streamNames, type StreamNames } from "./streams";
+export { ConcurrencyError, EventStoreUnavailableError } from "./errors";
+export { fold, type CommandContext, type Decider } from "./decider";
+export { handleCommand, type Handled, type HandleOptions } from "./command-handler";
+export type { Projection } from "./projection";
+export { createProjectionRunner, type ProjectionRunner, type ProjectionRunnerDeps } from "./projection-runner";
+export { createDb, migrate } from "./postgres";

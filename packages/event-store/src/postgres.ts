@@ -1,0 +1,28 @@
+import { Kysely, type Migration, Migrator, PostgresDialect } from "kysely";
+import { Pool } from "pg";
+
+/** A kysely instance over a pg pool. */
+export function createDb<DB>(connectionString: string, options: { max?: number } = {}): Kysely<DB> {
+  const pool = new Pool({ connectionString, max: options.max ?? 10 });
+  // An idle client's connection can drop (Postgres restarted); without a listener that error would crash the process.
+  pool.on("error", () => undefined);
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/**
+ * Runs a service's migrations at start-up. Each service keeps its own migration table, so several services can share
+ * one database without stepping on each other's history.
+ */
+export async function migrate(db: Kysely<any>, owner: string, migrations: Record<string, Migration>): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: `${owner}_migrations`,
+    migrationLockTableName: `${owner}_migrations_lock`,
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === "Error")?.migrationName;
+    throw new Error(`migration ${failed ?? "(unknown)"} of ${owner} failed`, { cause: error });
+  }
+}

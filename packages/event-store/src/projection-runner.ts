@@ -1,0 +1,289 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  AckPolicy,
+  type ConsumerMessages,
+  DeliverPolicy,
+  type JsMsg,
+  type JetStreamClient,
+  type JetStreamManager,
+} from "@nats-io/jetstream";
+import { nanos } from "@nats-io/transport-node";
+import { type Kysely, sql } from "kysely";
+import type { StoredEvent } from "./envelope";
+import type { Projection } from "./projection";
+import type { StreamNames } from "./streams";
+
+export interface ProjectionRunnerDeps {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  db: Kysely<any>;
+  streams: StreamNames;
+  projection: Projection;
+  log?: { info(o: object, msg: string): void; error(o: object, msg: string): void };
+  /** How long JetStream waits for an ack before redelivering; short in tests. */
+  ackWaitMs?: number;
+  /**
+   * Runs after a batch's transaction committed and before it is acked, with the batch's last sequence and its events:
+   * the moment the read model shows them (used to tell caches what changed, and as a crash seam in tests).
+   */
+  afterCommit?: (sequence: number, events: readonly StoredEvent[]) => Promise<void> | void;
+}
+
+export interface ProjectionRunner {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Drops the projection's tables and replays the whole stream into fresh ones. */
+  rebuild(): Promise<void>;
+  /** Last stream sequence applied (from Postgres, whichever replica applied it). */
+  position(): Promise<number>;
+  /** Resolves once the projection has applied `sequence`; rejects after `timeoutMs`. */
+  waitFor(sequence: number, timeoutMs?: number): Promise<void>;
+}
+
+const CHECKPOINTS = "projection_checkpoints";
+const MAX_BATCH = 256;
+const PULL_EXPIRES_MS = 5_000;
+/** How long a batch waits for the rest of an append whose first events arrived (they follow within milliseconds). */
+const COMMIT_TAIL_WAIT_MS = 2_000;
+
+/** The promise's value, or null if it takes longer than `ms`. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const toStoredEvent = (m: JsMsg) => ({ ...(m.json() as object), sequence: m.seq }) as StoredEvent;
+/**
+ * A batch's events by stream sequence, each once: a message redelivered (its ack was late) can arrive in the same
+ * batch as itself, or after later ones.
+ */
+function inOrder(events: readonly StoredEvent[]): StoredEvent[] {
+  return [...new Map(events.map((e) => [e.sequence, e])).values()].sort((a, b) => a.sequence - b.sequence);
+}
+
+const endsMidCommit = (events: readonly StoredEvent[]) => {
+  const commit = inOrder(events).at(-1)?.commit;
+  return !!commit && commit.index < commit.size - 1;
+};
+
+/**
+ * Feeds one projection from a durable JetStream consumer. Only one replica applies events at a time (a Postgres
+ * advisory lock per projection); others stand by and take over when its connection goes away.
+ */
+export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRunner {
+  const { js, jsm, db, streams, projection } = deps;
+  const stream = streams.events.stream;
+  const durable = `proj_${projection.name}`.replace(/[^a-zA-Z0-9_-]/g, "_");
+  // Checkpoints of two namespaces sharing a database must not collide.
+  const checkpointName = `${streams.namespace}/${projection.name}`;
+  let running: Promise<void> | undefined;
+  let stopped = true;
+  let messages: ConsumerMessages | undefined;
+  let applied = 0;
+  const waiters = new Set<() => void>();
+
+  /** Creates the checkpoint table and the projection's tables; replicas starting together take turns. */
+  async function setupTables(): Promise<void> {
+    await db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtext('projection-setup'))`.execute(trx);
+      await sql`create table if not exists ${sql.table(CHECKPOINTS)} (
+        name text primary key, sequence bigint not null)`.execute(trx);
+      await projection.setup(trx);
+    });
+  }
+
+  async function ensureConsumer() {
+    const config = {
+      durable_name: durable,
+      filter_subject: streams.events.ofType(projection.aggregateType),
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: nanos(deps.ackWaitMs ?? 30_000),
+      max_ack_pending: 1_000,
+    };
+    try {
+      await jsm.consumers.info(stream, durable);
+      await jsm.consumers.update(stream, durable, config);
+    } catch {
+      await jsm.consumers.add(stream, config);
+    }
+  }
+
+  async function position(): Promise<number> {
+    const row = await db
+      .selectFrom(CHECKPOINTS)
+      .select("sequence")
+      .where("name", "=", checkpointName)
+      .executeTakeFirst();
+    return Number(row?.sequence ?? 0);
+  }
+
+  /** Applies a batch in one transaction; events at or below the checkpoint were applied before a crash: skipped. */
+  async function applyBatch(events: StoredEvent[]): Promise<void> {
+    await db.transaction().execute(async (trx) => {
+      const row = await trx
+        .selectFrom(CHECKPOINTS)
+        .select("sequence")
+        .where("name", "=", checkpointName)
+        .forUpdate()
+        .executeTakeFirst();
+      const checkpoint = Number(row?.sequence ?? 0);
+      const fresh = inOrder(events).filter((e) => e.sequence > checkpoint);
+      if (fresh.length === 0) return;
+      for (const event of fresh) await projection.apply(trx, event);
+      const sequence = fresh[fresh.length - 1].sequence;
+      await trx
+        .insertInto(CHECKPOINTS)
+        .values({ name: checkpointName, sequence })
+        .onConflict((oc) => oc.column("name").doUpdateSet({ sequence }))
+        .execute();
+    });
+  }
+
+  async function consume(): Promise<void> {
+    const consumer = await js.consumers.get(stream, durable);
+    // Short-lived pull requests: one left behind by a process that died is not waited on for long.
+    const current = await consumer.consume({ max_messages: 512, expires: PULL_EXPIRES_MS });
+    messages = current;
+    const iterator = current[Symbol.asyncIterator]();
+    // A next() that outlived a wait below; the loop takes it up first.
+    let carried: Promise<IteratorResult<JsMsg>> | undefined;
+    const next = () => {
+      const pending = carried ?? iterator.next();
+      carried = undefined;
+      return pending;
+    };
+    while (!stopped) {
+      const first = await next();
+      if (first.done) return;
+      // Whatever has already arrived goes into the same transaction: one commit per batch, not per event.
+      const batch: JsMsg[] = [first.value];
+      while (current.getPending() > 0 && batch.length < MAX_BATCH) {
+        const more = await next();
+        if (more.done) break;
+        batch.push(more.value);
+      }
+      const events = batch.map(toStoredEvent);
+      // The events of one append become visible together: a batch never ends in the middle of one (a reader would
+      // see a state that never was). A writer that died mid-append leaves a tail that never comes: apply without it.
+      while (endsMidCommit(events) && !stopped) {
+        const pending = next();
+        const more = await within(pending, COMMIT_TAIL_WAIT_MS);
+        if (more === null) {
+          carried = pending;
+          break;
+        }
+        if (more.done) break;
+        batch.push(more.value);
+        events.push(toStoredEvent(more.value));
+      }
+      // A failing batch is retried in place: skipping it would let later events overtake it.
+      for (let attempt = 1; !stopped; attempt++) {
+        try {
+          await applyBatch(events);
+          break;
+        } catch (err) {
+          deps.log?.error(
+            { err, projection: projection.name, sequence: batch[0].seq, attempt },
+            "projection apply failed",
+          );
+          for (const m of batch) m.working();
+          await sleep(Math.min(5_000, 100 * 2 ** attempt));
+        }
+      }
+      if (stopped) return;
+      const ordered = inOrder(events);
+      const last = ordered[ordered.length - 1].sequence;
+      await deps.afterCommit?.(last, ordered);
+      for (const m of batch) m.ack();
+      applied = last;
+      for (const wake of waiters) wake();
+    }
+  }
+
+  async function leadAndConsume(): Promise<void> {
+    const lockKey = `projection:${streams.namespace}:${projection.name}`;
+    while (!stopped) {
+      try {
+        await db.connection().execute(async (conn) => {
+          const { rows } = await sql<{
+            locked: boolean;
+          }>`select pg_try_advisory_lock(hashtext(${lockKey})) as locked`.execute(conn);
+          if (!rows[0]?.locked) return;
+          try {
+            await consume();
+          } finally {
+            await sql`select pg_advisory_unlock(hashtext(${lockKey}))`.execute(conn).catch(() => undefined);
+          }
+        });
+      } catch (err) {
+        if (!stopped) deps.log?.error({ err, projection: projection.name }, "projection consumer failed; restarting");
+      }
+      if (!stopped) await sleep(500);
+    }
+  }
+
+  async function start(): Promise<void> {
+    if (!stopped) return;
+    await setupTables();
+    await ensureConsumer();
+    applied = await position();
+    stopped = false;
+    running = leadAndConsume();
+  }
+
+  async function stop(): Promise<void> {
+    if (stopped) return;
+    stopped = true;
+    // stop(), not close(): close() waits on the server and never returns if the connection is already gone.
+    // Anything delivered but not acked is simply delivered again.
+    messages?.stop();
+    await running;
+    for (const wake of waiters) wake();
+  }
+
+  async function rebuild(): Promise<void> {
+    const wasRunning = !stopped;
+    await stop();
+    await jsm.consumers.delete(stream, durable).catch(() => undefined);
+    await setupTables();
+    await db.transaction().execute(async (trx) => {
+      await projection.teardown(trx);
+      await trx.deleteFrom(CHECKPOINTS).where("name", "=", checkpointName).execute();
+    });
+    applied = 0;
+    if (wasRunning) await start();
+    else await setupTables();
+  }
+
+  async function waitFor(sequence: number, timeoutMs = 5_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (applied < sequence) {
+      // Another replica may be the one applying: the checkpoint in Postgres is the truth.
+      // Read the checkpoint first: `applied` may move on while the query runs, and must not be overwritten with
+      // the value it had before (that lost wake-up cost a full poll interval).
+      const checkpoint = await position();
+      applied = Math.max(applied, checkpoint);
+      if (applied >= sequence) return;
+      if (Date.now() >= deadline) throw new Error(`projection ${projection.name} did not reach ${sequence} in time`);
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          waiters.delete(wake);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(wake, 25);
+        waiters.add(wake);
+      });
+    }
+  }
+
+  return { start, stop, rebuild, position, waitFor };
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from "node:crypto";
+import { connect } from "@nats-io/transport-node";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { createTestInfra, natsUrl, type TestInfra } from "@bas/testing";
+import { createNatsEventStore, createProjectionRunner, type EventStore, type ProjectionRunner } from "../src";
+import type { CounterEvent } from "./counter";
+import { counterProjection, snapshot } from "./counter-projection";
+
+let infra: TestInfra;
+let store: EventStore;
+const runners: ProjectionRunner[] = [];
+
+beforeAll(async () => {
+  infra = await createTestInfra();
+  store = createNatsEventStore(infra);
+});
+afterEach(async () => {
+  await Promise.all(runners.splice(0).map((r) => r.stop()));
+});
+afterAll(() => infra.close());
+
+async function appendHistory(count: number): Promise<number> {
+  const ids = [randomUUID(), randomUUID(), randomUUID()];
+  const versions = new Map<string, number>();
+  let last = 0;
+  for (let i = 0; i < count; i++) {
+    const id = ids[i % ids.length];
+    const event: CounterEvent =
+      i % 7 === 6 ? { type: "Reset", data: {} } : { type: "Incremented", data: { by: i + 1 } };
+    const result = await store.append({ type: "counter", id }, [event], versions.get(id) ?? 0);
+    versions.set(id, result.version);
+    last = result.version;
+  }
+  return last;
+}
+
+function runner(table: string, extra: Partial<Parameters<typeof createProjectionRunner>[0]> = {}) {
+  const r = createProjectionRunner({ ...infra, projection: counterProjection(table), ackWaitMs: 1_000, ...extra });
+  runners.push(r);
+  return r;
+}
+
+test("a projection killed between applying and acking, then restarted, matches a clean replay with no duplicate effect", async () => {
+  const last = await appendHistory(30);
+
+  // A separate connection we can cut dead, as a crashed process would: the commit happened, the ack never leaves.
+  const doomed = await connect({ servers: natsUrl() });
+  let crashed = false;
+  const crashing = createProjectionRunner({
+    js: jetstream(doomed),
+    jsm: await jetstreamManager(doomed),
+    db: infra.db,
+    streams: infra.streams,
+    projection: counterProjection("crash"),
+    ackWaitMs: 1_000,
+    afterCommit: async (seq) => {
+      if (seq >= 12 && !crashed) {
+        crashed = true;
+        await doomed.close();
+        throw new Error("process died");
+      }
+    },
+  });
+  await crashing.start();
+  while (!crashed) await new Promise((r) => setTimeout(r, 20));
+  await crashing.stop();
+
+  const restarted = runner("crash");
+  await restarted.start();
+  await restarted.waitFor(last, 20_000);
+
+  const clean = runner("clean");
+  await clean.start();
+  await clean.waitFor(last, 20_000);
+
+  const crashedTables = await snapshot(infra.db, "crash");
+  expect(crashedTables).toEqual(await snapshot(infra.db, "clean"));
+  expect(crashedTables.history).toHaveLength(30);
+});
+
+test("rebuilding from sequence zero gives identical tables", async () => {
+  const last = await appendHistory(20);
+  const r = runner("rebuild");
+  await r.start();
+  await r.waitFor(last, 20_000);
+  const before = await snapshot(infra.db, "rebuild");
+
+  await r.rebuild();
+  await r.waitFor(last, 20_000);
+  expect(await snapshot(infra.db, "rebuild")).toEqual(before);
+  expect(await r.position()).toBeGreaterThanOrEqual(last);
+});
+
+test("only one of two replicas applies events, and the projection continues when that one stops", async () => {
+  const first = await appendHistory(10);
+  const a = runner("replicas");
+  const b = runner("replicas");
+  await Promise.all([a.start(), b.start()]);
+  await a.waitFor(first, 20_000);
+  await a.stop();
+  const second = await appendHistory(10);
+  await b.waitFor(second, 20_000);
+  const tables = await snapshot(infra.db, "replicas");
+  // Every counter event in the stream is applied exactly once (the history table refuses duplicates).
+  expect(tables.history.length).toBeGreaterThanOrEqual(20);
+  expect(new Set(tables.history.map((h: any) => String(h.sequence))).size).toBe(tables.history.length);
+});
+
+test("the events of one append are applied in one transaction: a reader never sees half a command", async () => {
+  const batches: (readonly { aggregateId: string; commit?: { index: number; size: number } }[])[] = [];
+  const r = runner("commits", {
+    afterCommit: (_seq, events) => {
+      batches.push(events);
+    },
+  });
+  await r.start();
+  const mine = new Set<string>();
+  let last = 0;
+  for (let i = 0; i < 40; i++) {
+    const events: CounterEvent[] = [
+      { type: "Incremented", data: { by: 1 } },
+      { type: "Incremented", data: { by: 2 } },
+      { type: "Reset", data: {} },
+    ];
+    const id = randomUUID();
+    mine.add(id);
+    last = (await store.append({ type: "counter", id }, events, 0)).version;
+  }
+  await r.waitFor(last, 20_000);
+  expect(batches.flat().filter((e) => mine.has(e.aggregateId))).toHaveLength(120);
+  // Every batch ends with a whole append: never with the first or second of three events.
+  for (const batch of batches) {
+    const tail = batch[batch.length - 1].commit;
+    expect(tail === undefined || tail.index === tail.size - 1).toBe(true);
+  }
+});

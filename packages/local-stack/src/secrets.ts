@@ -1,0 +1,24 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** Keys generated on the first start and kept in DATA_DIR, so a restart keeps working with the same data. */
+export interface StackSecrets {
+  apiKey: string;
+  secretsKey: string;
+  blobSigningKey: string;
+  providerKeySecret: string;
+}
+
+export function loadOrCreateSecrets(dataDir: string): StackSecrets {
+  const file = join(dataDir, "secrets.json");
+  const existing: Partial<StackSecrets> = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
+  const secrets: StackSecrets = {
+    apiKey: existing.apiKey ?? `bas_${randomBytes(24).toString("base64url")}`,
+    secretsKey: existing.secretsKey ?? randomBytes(32).toString("hex"),
+    blobSigningKey: existing.blobSigningKey ?? randomBytes(32).toString("hex"),
+    providerKeySecret: existing.providerKeySecret ?? randomBytes(32).toString("hex"),
+  };
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return secrets;
+}

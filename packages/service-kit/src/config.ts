@@ -1,0 +1,41 @@
+import { z } from "zod";
+
+/** The environment did not validate; the message names every variable that is wrong. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Parses the environment with a schema whose keys are variable names. The only reader of `process.env`. */
+export function loadConfig<S extends z.ZodRawShape>(
+  shape: S,
+  env: NodeJS.ProcessEnv = process.env,
+): z.infer<z.ZodObject<S>> {
+  const result = z.object(shape).safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
+  }
+  return result.data;
+}
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+
+/** Variables every service reads. */
+export const commonEnv = {
+  NATS_URL: z
+    .string()
+    .regex(/^(nats|tls|wss?):\/\/\S+$/, "expected a nats:// URL")
+    .default("nats://127.0.0.1:4222"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/\S+$/, "expected a postgres:// URL")
+    .default("postgres://postgres@127.0.0.1:5432/bas"),
+  NAMESPACE: z
+    .string()
+    .regex(/^[a-zA-Z0-9_-]+$/, "letters, digits, - and _ only")
+    .default("bas"),
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  GRPC_HOST: z.string().default("127.0.0.1"),
+};
+
+export const envPort = port;

@@ -1,0 +1,99 @@
+import {
+  type CallOptions,
+  type Client,
+  type ClientUnaryCall,
+  credentials,
+  makeGenericClientConstructor,
+  Metadata,
+  type ServiceError as GrpcServiceError,
+  status,
+} from "@grpc/grpc-js";
+import { service as healthService } from "grpc-health-check";
+import { ERROR_FIELD_KEY, ERROR_KIND_KEY } from "./grpc-handler";
+
+/** A failed call, as the caller sees it: the status, the server's message and the error kind it sent. */
+export class ClientError extends Error {
+  override name = "ClientError";
+  constructor(
+    readonly code: status,
+    readonly details: string,
+    readonly kind: string | undefined,
+    readonly field: (string | number)[] | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(`${status[code]}: ${details}`, options);
+  }
+  /** Worth retrying: the service was unreachable or overloaded, not the request wrong. */
+  get retryable(): boolean {
+    return this.code === status.UNAVAILABLE || this.code === status.DEADLINE_EXCEEDED;
+  }
+}
+
+type Callback<Res> = (err: GrpcServiceError | null, response: Res) => void;
+type UnaryMethod<Req, Res> = (
+  req: Req,
+  md: Metadata,
+  options: Partial<CallOptions>,
+  cb: Callback<Res>,
+) => ClientUnaryCall;
+
+/** Every unary method of a ts-proto grpc-js client as an async function. */
+export type PromiseClient<C> = {
+  [K in keyof C as C[K] extends UnaryMethod<any, any> ? K : never]: C[K] extends UnaryMethod<infer Req, infer Res>
+    ? (request: Req, options?: { deadlineMs?: number; metadata?: Metadata; signal?: AbortSignal }) => Promise<Res>
+    : never;
+} & { close(): void };
+
+function toClientError(err: GrpcServiceError): ClientError {
+  const kind = err.metadata?.get(ERROR_KIND_KEY)[0]?.toString();
+  const rawField = err.metadata?.get(ERROR_FIELD_KEY)[0]?.toString();
+  return new ClientError(err.code, err.details, kind, rawField ? JSON.parse(rawField) : undefined, { cause: err });
+}
+
+/** Wraps a ts-proto grpc-js client; every call gets a deadline (default 10 s). */
+export function promiseClient<C extends Client>(client: C, defaultDeadlineMs = 10_000): PromiseClient<C> {
+  return new Proxy(client as any, {
+    get(target, prop) {
+      if (prop === "close") return () => target.close();
+      const method = target[prop];
+      if (typeof method !== "function") return method;
+      return (request: unknown, options: { deadlineMs?: number; metadata?: Metadata; signal?: AbortSignal } = {}) =>
+        new Promise((resolve, reject) => {
+          const deadline = new Date(Date.now() + (options.deadlineMs ?? defaultDeadlineMs));
+          const call = method.call(
+            target,
+            request,
+            options.metadata ?? new Metadata(),
+            { deadline },
+            (err: any, res: any) => (err ? reject(toClientError(err)) : resolve(res)),
+          ) as ClientUnaryCall;
+          options.signal?.addEventListener("abort", () => call.cancel(), { once: true });
+        });
+    },
+  });
+}
+
+/** Creates a ts-proto client for `address` (host:port) and wraps it. */
+export function connectClient<C extends Client>(
+  Ctor: new (address: string, creds: ReturnType<typeof credentials.createInsecure>) => C,
+  address: string,
+  defaultDeadlineMs?: number,
+): PromiseClient<C> {
+  return promiseClient(new Ctor(address, credentials.createInsecure()), defaultDeadlineMs);
+}
+
+const HealthClient = makeGenericClientConstructor(healthService as any, "Health");
+
+/** Asks a server's grpc.health.v1 service whether it is SERVING. Never throws. */
+export async function checkGrpcHealth(address: string, timeoutMs = 2_000): Promise<boolean> {
+  const client = new HealthClient(address, credentials.createInsecure()) as any;
+  try {
+    return await new Promise<boolean>((resolve) => {
+      client.Check({ service: "" }, { deadline: new Date(Date.now() + timeoutMs) }, (err: unknown, res: any) =>
+        resolve(!err && (res?.status === "SERVING" || res?.status === 1)),
+      );
+    });
+  } finally {
+    client.close();
+  }
+}

@@ -1,0 +1,17 @@
+export { commonEnv, ConfigError, envPort, loadConfig } from "./config";
+export { createLogger, type Logger } from "./logger";
+export { startTelemetry, type Telemetry } from "./telemetry";
+export { runService, type RunningService } from "./lifecycle";
+export { connectNats, type Nats } from "./nats";
+export { createGrpcServer, type GrpcServer } from "./grpc-server";
+export { unary, unaryService, type HandlerLog } from "./grpc-handler";
+export { checkGrpcHealth, ClientError, connectClient, promiseClient, type PromiseClient } from "./grpc-client";
+export {
+  BadRequestError,
+  IllegalStateError,
+  InsufficientCreditError,
+  InvalidArgumentError,
+  LimitExceededError,
+  NotFoundError,
+  ServiceError,
+} from "./errors";

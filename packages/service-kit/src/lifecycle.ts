@@ -1,0 +1,47 @@
+import { ConfigError } from "./config";
+import { startTelemetry } from "./telemetry";
+
+export interface RunningService {
+  /** Stop taking work, finish or hand back what is in flight, then close connections. Called once. */
+  close(): Promise<void>;
+}
+
+/**
+ * The process skeleton of every service: telemetry first, then `start`; SIGTERM/SIGINT close it once and exit 0.
+ * A bad environment exits 1 with a message naming the variable.
+ */
+export function runService(name: string, start: () => Promise<RunningService>): void {
+  const telemetry = startTelemetry(name);
+  let service: RunningService | undefined;
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    void (async () => {
+      process.stderr.write(`${JSON.stringify({ service: name, msg: `received ${signal}, shutting down` })}\n`);
+      const force = setTimeout(() => process.exit(1), 20_000);
+      force.unref();
+      await service?.close();
+      await telemetry.shutdown();
+      process.exit(0);
+    })();
+  };
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  // Under a local supervisor, stdin is a pipe from it: its end means the supervisor is gone, so go too.
+  if (process.env.EXIT_WITH_PARENT === "1") {
+    process.stdin.on("end", () => shutdown("supervisor gone"));
+    process.stdin.on("error", () => shutdown("supervisor gone"));
+    process.stdin.resume();
+  }
+  start().then(
+    (s) => {
+      service = s;
+    },
+    (err: unknown) => {
+      const message = err instanceof ConfigError ? err.message : `failed to start: ${(err as Error)?.stack ?? err}`;
+      process.stderr.write(`${name}: ${message}\n`);
+      process.exit(1);
+    },
+  );
+}

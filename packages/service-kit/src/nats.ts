@@ -1,0 +1,14 @@
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
+
+export interface Nats {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+}
+
+/** Connects with unlimited reconnects: a NATS restart must not take the service down. */
+export async function connectNats(url: string, name: string): Promise<Nats> {
+  const nc = await connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+  return { nc, js: jetstream(nc), jsm: await jetstreamManager(nc) };
+}

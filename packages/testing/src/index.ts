@@ -1,0 +1,1 @@
+export { createTestDatabase, createTestInfra, natsUrl, testNamespace, type TestInfra } from "./isolation";

@@ -1,0 +1,2 @@
+export { type BillingConfig, loadBillingConfig } from "./config";
+export { type BillingDeps, type BillingService, startBillingService } from "./service";

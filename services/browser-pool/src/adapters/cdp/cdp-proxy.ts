@@ -1,0 +1,232 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { connect, type Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import { CDP_PATH_PREFIX, type CdpRoute, parseCdpRoute, secretMatches } from "./cdp-route";
+import { fetchDevtoolsJson, rewriteTargetList, rewriteVersion } from "./devtools-json";
+
+/** A browser as the proxy serves it. */
+export interface CdpEndpointSpec {
+  browserId: string;
+  secret: string;
+  /** The browser's own DevTools endpoint (loopback or pod IP): ws://host:port/devtools/browser/GUID. */
+  devtoolsUrl: string;
+  /** The URL callers were given; `/json/version` answers with it. */
+  publicUrl: string;
+}
+
+export interface CdpEndpoint {
+  /** CDP bytes from callers to the browser (WebSocket frames after the handshake). */
+  readonly bytesIn: number;
+  /** CDP bytes from the browser to callers. */
+  readonly bytesOut: number;
+  /** Connections open right now. */
+  readonly clients: number;
+}
+
+export interface CdpProxy {
+  readonly port: number;
+  register(spec: CdpEndpointSpec): CdpEndpoint;
+  /** Closes every open client of the browser at once and refuses new ones from now on. */
+  unregister(browserId: string): void;
+  close(): Promise<void>;
+}
+
+interface Entry extends CdpEndpoint {
+  spec: CdpEndpointSpec;
+  upstream: { host: string; port: number; browserPath: string };
+  sockets: Set<Duplex>;
+  bytesIn: number;
+  bytesOut: number;
+  clients: number;
+}
+
+/**
+ * The only way in to a browser: an HTTP server whose WebSocket upgrades, once the credential in the path checks out,
+ * are spliced byte for byte onto a TCP connection to the browser. Nothing on the hot path parses CDP or even
+ * WebSocket frames, so a message costs two socket writes; a caller hanging up never touches the browser.
+ */
+export async function startCdpProxy(options: {
+  host: string;
+  port: number;
+  /** Extra figures for `GET /healthz` (the pool's state), for probes and operators. */
+  health?: () => Record<string, unknown>;
+}): Promise<CdpProxy> {
+  const entries = new Map<string, Entry>();
+  const server = createServer((req, res) => void handleHttp(req, res));
+  server.on("upgrade", handleUpgrade);
+  server.on("clientError", (_err, socket) => socket.destroy());
+
+  function authorize(url: string | undefined, route: CdpRoute | undefined) {
+    if (!route) {
+      const cdpPath = url?.startsWith(`${CDP_PATH_PREFIX}/`);
+      return cdpPath ? refusal(401, "Missing or invalid CDP credential") : refusal(404, "Not found");
+    }
+    const entry = entries.get(route.browserId);
+    if (!entry) return refusal(404, "Browser not found or stopped");
+    if (!secretMatches(entry.spec.secret, route.secret)) return refusal(401, "Missing or invalid CDP credential");
+    return { entry, status: 200, detail: "" };
+  }
+
+  function handleUpgrade(req: IncomingMessage, client: Duplex, head: Buffer) {
+    const route = parseCdpRoute(req.url);
+    const { entry, status, detail } = authorize(req.url, route);
+    if (!entry || !route || (route.kind !== "browser" && route.kind !== "target")) {
+      refuse(client, entry ? 404 : status, entry ? "Not found" : detail);
+      return;
+    }
+    const path = route.kind === "target" ? route.targetPath : entry.upstream.browserPath;
+    const upstream = connect({ host: entry.upstream.host, port: entry.upstream.port });
+    (client as Socket).setNoDelay?.(true);
+    upstream.setNoDelay(true);
+    track(entry, client, upstream);
+    upstream.once("connect", () => {
+      upstream.write(handshake(req, path, entry.upstream));
+      if (head.length > 0) {
+        entry.bytesIn += head.length;
+        upstream.write(head);
+      }
+      splice(client, upstream, (n) => {
+        entry.bytesIn += n;
+      });
+      splice(upstream, client, (n) => {
+        entry.bytesOut += n;
+      });
+    });
+  }
+
+  function track(entry: Entry, client: Duplex, upstream: Socket) {
+    entry.sockets.add(client);
+    entry.sockets.add(upstream);
+    entry.clients += 1;
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      entry.clients -= 1;
+      entry.sockets.delete(client);
+      entry.sockets.delete(upstream);
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const socket of [client, upstream]) {
+      socket.on("error", close);
+      socket.on("close", close);
+    }
+    // One side finished sending (after its WebSocket close frame): pass that on once the data before it is out.
+    client.on("end", () => upstream.end());
+    upstream.on("end", () => client.end());
+  }
+
+  async function handleHttp(req: IncomingMessage, res: ServerResponse) {
+    if (req.url === "/healthz") return sendJson(res, 200, { status: "ok", ...options.health?.() });
+    const route = parseCdpRoute(req.url);
+    const { entry, status, detail } = authorize(req.url, route);
+    if (!entry || !route) return sendJson(res, status, { detail });
+    if (req.method !== "GET") return sendJson(res, 405, { detail: "Method not allowed" });
+    const base = publicBase(req, entry.spec.publicUrl);
+    try {
+      if (route.kind === "json-version") {
+        const version = await fetchDevtoolsJson(entry.upstream, "/json/version");
+        return sendJson(res, 200, rewriteVersion(version, base));
+      }
+      if (route.kind === "json-list") {
+        const list = await fetchDevtoolsJson(entry.upstream, "/json/list");
+        return sendJson(res, 200, rewriteTargetList(list, base));
+      }
+      return sendJson(res, 426, { detail: "Connect with a WebSocket client (CDP) to this URL" });
+    } catch {
+      return sendJson(res, 502, { detail: "The browser did not answer" });
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+
+  function unregister(browserId: string) {
+    const entry = entries.get(browserId);
+    if (!entry) return;
+    entries.delete(browserId);
+    for (const socket of entry.sockets) socket.destroy();
+  }
+
+  return {
+    port: (server.address() as { port: number }).port,
+    register(spec) {
+      const url = new URL(spec.devtoolsUrl);
+      const entry: Entry = {
+        spec,
+        upstream: { host: url.hostname, port: Number(url.port), browserPath: url.pathname },
+        sockets: new Set(),
+        bytesIn: 0,
+        bytesOut: 0,
+        clients: 0,
+      };
+      entries.set(spec.browserId, entry);
+      return entry;
+    },
+    unregister,
+    async close() {
+      for (const id of [...entries.keys()]) unregister(id);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+    },
+  };
+}
+
+/**
+ * Copies every chunk from one socket to the other as it arrives, counting it, with back-pressure: one listener per
+ * chunk and nothing else (`pipe` plus a counting listener costs twice the event-loop work per message).
+ */
+function splice(from: Duplex, to: Duplex, count: (bytes: number) => void) {
+  from.on("data", (chunk: Buffer) => {
+    count(chunk.length);
+    if (!to.write(chunk)) from.pause();
+  });
+  to.on("drain", () => from.resume());
+}
+
+function refusal(status: number, detail: string): { entry?: Entry; status: number; detail: string } {
+  return { status, detail };
+}
+
+/** The client's upgrade request, re-addressed to the browser. Origin is dropped: Chromium refuses foreign origins. */
+function handshake(req: IncomingMessage, path: string, upstream: { host: string; port: number }): string {
+  let head = `GET ${path} HTTP/1.1\r\nHost: ${upstream.host}:${upstream.port}\r\n`;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i].toLowerCase();
+    if (name === "host" || name === "origin" || name.startsWith("x-forwarded-")) continue;
+    head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  }
+  return `${head}\r\n`;
+}
+
+/** The base URL the caller used, so `/json/version` hands back a URL reachable the same way. */
+function publicBase(req: IncomingMessage, publicUrl: string): string {
+  const pub = new URL(publicUrl);
+  const host = req.headers.host;
+  if (!host || host === pub.host) return publicUrl;
+  const secure = req.headers["x-forwarded-proto"] === "https";
+  return `${secure ? "wss" : "ws"}://${host}${pub.pathname}`;
+}
+
+function refuse(socket: Duplex, status: number, detail: string) {
+  const body = JSON.stringify({ detail });
+  const reason = status === 401 ? "Unauthorized" : status === 404 ? "Not Found" : "Bad Request";
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  socket.on("error", () => undefined);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}

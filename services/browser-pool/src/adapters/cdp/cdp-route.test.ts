@@ -1,0 +1,64 @@
+import { cdpUrlFor, newCdpSecret, parseCdpRoute, secretMatches } from "./cdp-route";
+import { rewriteTargetList, rewriteVersion } from "./devtools-json";
+
+const id = "5f0c6c1e-8a43-4d5e-9a3b-1c2d3e4f5a6b";
+const secret = "abcdefghijklmnopqrstuvwxyz012345";
+
+test("routes: the browser, a target, /json/version and /json/list, with or without a trailing slash or query", () => {
+  expect(parseCdpRoute(`/cdp/${id}/${secret}`)).toEqual({ kind: "browser", browserId: id, secret });
+  expect(parseCdpRoute(`/cdp/${id.toUpperCase()}/${secret}/`)).toEqual({ kind: "browser", browserId: id, secret });
+  expect(parseCdpRoute(`/cdp/${id}/${secret}/json/version/`)).toMatchObject({ kind: "json-version" });
+  expect(parseCdpRoute(`/cdp/${id}/${secret}/json/version?x=1`)).toMatchObject({ kind: "json-version" });
+  expect(parseCdpRoute(`/cdp/${id}/${secret}/json`)).toMatchObject({ kind: "json-list" });
+  expect(parseCdpRoute(`/cdp/${id}/${secret}/devtools/page/ABC123`)).toMatchObject({
+    kind: "target",
+    targetPath: "/devtools/page/ABC123",
+  });
+});
+
+test("anything else is no route: no secret, a short one, path tricks, unknown endpoints", () => {
+  for (const path of [
+    `/cdp/${id}`,
+    `/cdp/${id}/short`,
+    `/cdp/not-an-id/${secret}`,
+    `/cdp/${id}/${secret}/../../json/version`,
+    `/cdp/${id}/${secret}/devtools/page/../browser/x`,
+    `/cdp/${id}/${secret}/json/new`,
+    "/json/version",
+    undefined,
+  ]) {
+    expect(parseCdpRoute(path)).toBeUndefined();
+  }
+});
+
+test("secrets: 32 URL-safe characters, fresh each time, compared exactly", () => {
+  const a = newCdpSecret();
+  expect(a).toMatch(/^[A-Za-z0-9_-]{32}$/);
+  expect(newCdpSecret()).not.toBe(a);
+  expect(secretMatches(a, a)).toBe(true);
+  expect(secretMatches(a, `${a.slice(0, -1)}${a.endsWith("x") ? "y" : "x"}`)).toBe(false);
+  expect(secretMatches(a, a.slice(1))).toBe(false);
+  expect(cdpUrlFor("wss://cdp.example.com/", id, a)).toBe(`wss://cdp.example.com/cdp/${id}/${a}`);
+});
+
+test("DevTools JSON is re-addressed to the proxy and loses the front-end links", () => {
+  const cdpUrl = `ws://proxy:9223/cdp/${id}/${secret}`;
+  expect(
+    rewriteVersion({ Browser: "Chrome/156", webSocketDebuggerUrl: "ws://127.0.0.1:1/devtools/browser/g" }, cdpUrl),
+  ).toEqual({
+    Browser: "Chrome/156",
+    webSocketDebuggerUrl: cdpUrl,
+  });
+  const list = rewriteTargetList(
+    [
+      {
+        id: "T1",
+        type: "page",
+        devtoolsFrontendUrl: "/devtools/inspector.html?ws=127.0.0.1:1/devtools/page/T1",
+        webSocketDebuggerUrl: "ws://127.0.0.1:1/devtools/page/T1",
+      },
+    ],
+    cdpUrl,
+  );
+  expect(list).toEqual([{ id: "T1", type: "page", webSocketDebuggerUrl: `${cdpUrl}/devtools/page/T1` }]);
+});

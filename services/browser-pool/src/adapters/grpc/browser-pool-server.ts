@@ -1,0 +1,125 @@
+import type { browserPool, sessions } from "@bas/proto";
+import { type HandlerLog, InvalidArgumentError, NotFoundError, unaryService } from "@bas/service-kit";
+import type { Kysely } from "kysely";
+import type { BrowserPool } from "../../app/browser-pool";
+import type { SessionBrowsers } from "../../app/session-browsers";
+import type { BrowserSettingsInput } from "../../domain/browser-settings";
+import type { BrowserView } from "../../domain/browser-view";
+import { type BrowserPoolDb, findBrowser, listBrowsers, viewFromRow } from "../pg/browsers-projection";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MAX_PAGE_SIZE = 100;
+
+export function toProtoBrowser(view: BrowserView): browserPool.Browser {
+  return {
+    id: view.id,
+    projectId: view.projectId,
+    status: view.status,
+    liveUrl: view.liveUrl ?? undefined,
+    cdpUrl: view.cdpUrl,
+    timeoutAt: view.timeoutAt,
+    startedAt: view.startedAt,
+    finishedAt: view.finishedAt ?? undefined,
+    proxyUsedMb: view.proxyUsedMb,
+    proxyCost: view.proxyCost,
+    browserCost: view.browserCost,
+    agentSessionId: view.agentSessionId ?? undefined,
+    recordingUrl: view.recordingUrl ?? undefined,
+    metadata: view.metadata,
+    stopReason: view.stopReason ?? undefined,
+    settings: {
+      proxyCountryCode: view.settings.proxyCountryCode ?? undefined,
+      profileId: view.settings.profileId ?? undefined,
+      screenWidth: view.settings.screenWidth,
+      screenHeight: view.settings.screenHeight,
+      record: view.settings.record,
+    },
+  };
+}
+
+/** Proto settings: an absent proxy country means no proxy (the gateway fills the REST default "us"). */
+function settingsOf(settings: sessions.BrowserSettings | undefined): BrowserSettingsInput {
+  return {
+    proxyCountryCode: settings?.proxyCountryCode ?? null,
+    profileId: settings?.profileId ?? null,
+    screenWidth: settings?.screenWidth ?? null,
+    screenHeight: settings?.screenHeight ?? null,
+    record: settings?.record ?? false,
+  };
+}
+
+function required(value: string, field: string): string {
+  if (!value) throw new InvalidArgumentError(`${field} is required`, { field: [field] });
+  return value;
+}
+
+/** A browser id that is not a UUID names no browser. */
+function browserIdOf(value: string): string {
+  if (!UUID.test(value)) throw new NotFoundError("Browser not found");
+  return value.toLowerCase();
+}
+
+export interface BrowserPoolServerDeps {
+  pool: BrowserPool;
+  sessions: SessionBrowsers;
+  db: Kysely<BrowserPoolDb>;
+  log?: HandlerLog;
+}
+
+/** The `BrowserPool` gRPC service: the gateway's browsers API and the runner's acquire/release. */
+export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.BrowserPoolServer {
+  const { pool, sessions, db } = deps;
+  return unaryService(
+    {
+      createBrowser: async (req: browserPool.CreateBrowserRequest) =>
+        toProtoBrowser(
+          (
+            await pool.create({
+              projectId: required(req.projectId, "project_id"),
+              settings: settingsOf(req.settings),
+              timeoutMinutes: req.timeoutMinutes,
+              metadata: req.metadata,
+            })
+          ).view,
+        ),
+      getBrowser: async (req: browserPool.GetBrowserRequest) => {
+        const row = await findBrowser(db, required(req.projectId, "project_id"), browserIdOf(req.browserId));
+        if (!row) throw new NotFoundError("Browser not found");
+        return toProtoBrowser(viewFromRow(row));
+      },
+      listBrowsers: async (req: browserPool.ListBrowsersRequest): Promise<browserPool.ListBrowsersResponse> => {
+        const number = req.pageNumber || 1;
+        const size = req.pageSize || 10;
+        if (number < 1)
+          throw new InvalidArgumentError("pageNumber must be at least 1", { field: ["query", "pageNumber"] });
+        if (size < 1 || size > MAX_PAGE_SIZE) {
+          throw new InvalidArgumentError(`pageSize must be from 1 to ${MAX_PAGE_SIZE}`, {
+            field: ["query", "pageSize"],
+          });
+        }
+        const { rows, total } = await listBrowsers(db, required(req.projectId, "project_id"), { number, size });
+        return {
+          items: rows.map((row) => toProtoBrowser(viewFromRow(row))),
+          totalItems: total,
+          pageNumber: number,
+          pageSize: size,
+        };
+      },
+      stopBrowser: async (req: browserPool.StopBrowserRequest) =>
+        toProtoBrowser(await pool.stop(required(req.projectId, "project_id"), browserIdOf(req.browserId))),
+      acquireBrowser: async (req: browserPool.AcquireBrowserRequest): Promise<browserPool.AcquiredBrowser> => {
+        const acquired = await sessions.acquire({
+          projectId: required(req.projectId, "project_id"),
+          sessionId: required(req.sessionId, "session_id"),
+          settings: settingsOf(req.settings),
+        });
+        return { browser: toProtoBrowser(acquired.view), internalCdpUrl: acquired.internalCdpUrl };
+      },
+      releaseBrowser: async (req: browserPool.ReleaseBrowserRequest) =>
+        toProtoBrowser(
+          await sessions.release(required(req.projectId, "project_id"), required(req.sessionId, "session_id")),
+        ),
+    },
+    deps.log,
+  );
+}

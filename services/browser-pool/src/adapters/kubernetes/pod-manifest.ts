@@ -1,0 +1,123 @@
+import type { V1Pod } from "./kube-api";
+
+/** Labels every browser pod carries, so a replica can list its own pods and reap the ones nobody owns. */
+export const POD_LABELS = {
+  app: "app.kubernetes.io/name",
+  managedBy: "app.kubernetes.io/managed-by",
+  browserId: "bas.dev/browser-id",
+  node: "bas.dev/node",
+  deployment: "bas.dev/deployment",
+} as const;
+
+export const MANAGED_BY = "bas-browser-pool";
+
+export interface PodManifestOptions {
+  browserId: string;
+  namespace: string;
+  /** The browser-pool replica that owns the pod. */
+  nodeId: string;
+  /** The deployment's NAMESPACE setting, so two deployments in one Kubernetes namespace never reap each other. */
+  deployment: string;
+  image: string;
+  devtoolsPort: number;
+  screenWidth: number;
+  screenHeight: number;
+  /** http://host:port of the browser's network proxy, or null. */
+  proxyServer: string | null;
+  resources: { cpu: string; memory: string };
+  /** The replica's own pod: Kubernetes garbage-collects browser pods with it. */
+  owner?: { name: string; uid: string };
+}
+
+export const podNameFor = (browserId: string) => `bas-browser-${browserId.toLowerCase()}`;
+
+/** Label values: at most 63 characters of [A-Za-z0-9_.-], starting and ending alphanumeric. */
+export function labelValue(value: string): string {
+  const cleaned = value.replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 63);
+  return cleaned.replace(/^[^A-Za-z0-9]+/, "").replace(/[^A-Za-z0-9]+$/, "") || "x";
+}
+
+/** The label selector of one replica's browser pods. */
+export function nodeSelector(nodeId: string, deployment: string): string {
+  return [
+    `${POD_LABELS.managedBy}=${MANAGED_BY}`,
+    `${POD_LABELS.node}=${labelValue(nodeId)}`,
+    `${POD_LABELS.deployment}=${labelValue(deployment)}`,
+  ].join(",");
+}
+
+/**
+ * One browser, one pod. The image's entrypoint starts headless Chromium with DevTools on 0.0.0.0:devtoolsPort
+ * (chromedp/headless-shell does); `args` are appended Chromium flags. The pod is never restarted (a browser that
+ * dies is a crashed browser), gets no service-account token, and is Ready once DevTools answers.
+ */
+export function browserPodManifest(o: PodManifestOptions): V1Pod {
+  const args = [
+    `--window-size=${o.screenWidth},${o.screenHeight}`,
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    ...(o.proxyServer ? [`--proxy-server=${o.proxyServer}`, "--proxy-bypass-list=<-loopback>"] : []),
+    "about:blank",
+  ];
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: podNameFor(o.browserId),
+      namespace: o.namespace,
+      labels: {
+        [POD_LABELS.app]: "bas-browser",
+        [POD_LABELS.managedBy]: MANAGED_BY,
+        [POD_LABELS.browserId]: labelValue(o.browserId),
+        [POD_LABELS.node]: labelValue(o.nodeId),
+        [POD_LABELS.deployment]: labelValue(o.deployment),
+      },
+      ...(o.owner
+        ? {
+            ownerReferences: [
+              { apiVersion: "v1", kind: "Pod", name: o.owner.name, uid: o.owner.uid, blockOwnerDeletion: false },
+            ],
+          }
+        : {}),
+    },
+    spec: {
+      restartPolicy: "Never",
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      terminationGracePeriodSeconds: 5,
+      containers: [
+        {
+          name: "chromium",
+          image: o.image,
+          args,
+          ports: [{ name: "devtools", containerPort: o.devtoolsPort, protocol: "TCP" }],
+          readinessProbe: {
+            httpGet: { path: "/json/version", port: o.devtoolsPort },
+            periodSeconds: 1,
+            failureThreshold: 3,
+          },
+          resources: {
+            requests: { cpu: o.resources.cpu, memory: o.resources.memory },
+            limits: { memory: o.resources.memory },
+          },
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+        },
+      ],
+    },
+  };
+}
+
+/** Ready condition True with an IP: DevTools answers on the pod IP. */
+export function readyPodIp(pod: V1Pod | undefined): string | undefined {
+  const ready = pod?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+  return ready && pod?.status?.phase === "Running" ? pod.status.podIP : undefined;
+}
+
+/** The pod ended for good: it will never become Ready again. */
+export function podEnded(pod: V1Pod | undefined): boolean {
+  return (
+    !pod || pod.status?.phase === "Failed" || pod.status?.phase === "Succeeded" || !!pod.metadata?.deletionTimestamp
+  );
+}

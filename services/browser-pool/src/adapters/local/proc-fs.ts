@@ -1,0 +1,75 @@
+import { readdir, readFile } from "node:fs/promises";
+import type { BrowserMemory } from "../../domain/browser-driver";
+
+/** Linux /proc readings the local driver needs: who belongs to a process group, what a process was started with. */
+
+const pids = async (): Promise<number[]> => (await readdir("/proc")).filter((name) => /^\d+$/.test(name)).map(Number);
+
+/** The process group of `pid`, or undefined when it is gone. */
+export async function processGroupOf(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may itself hold spaces and parentheses): state ppid pgrp ...
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (fields[0] === "Z") return undefined;
+    return Number(fields[2]);
+  } catch {
+    return undefined;
+  }
+}
+
+export async function commandLineOf(pid: number): Promise<string[] | undefined> {
+  try {
+    const raw = await readFile(`/proc/${pid}/cmdline`, "utf8");
+    return raw.split("\0").filter(Boolean);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every live (non-zombie) process whose process group is `pgid`. */
+export async function processesInGroup(pgid: number): Promise<number[]> {
+  const members: number[] = [];
+  for (const pid of await pids()) {
+    if ((await processGroupOf(pid)) === pgid) members.push(pid);
+  }
+  return members;
+}
+
+/** Processes whose command line has an argument starting with `prefix`, with that argument. */
+export async function findProcessesByArgPrefix(prefix: string): Promise<Array<{ pid: number; arg: string }>> {
+  const found: Array<{ pid: number; arg: string }> = [];
+  for (const pid of await pids()) {
+    const arg = (await commandLineOf(pid))?.find((a) => a.startsWith(prefix));
+    if (arg && (await processGroupOf(pid)) !== undefined) found.push({ pid, arg });
+  }
+  return found;
+}
+
+/** RSS and PSS summed over the processes of a group, from smaps_rollup. */
+export async function groupMemory(pgid: number): Promise<BrowserMemory | undefined> {
+  const members = await processesInGroup(pgid);
+  if (members.length === 0) return undefined;
+  let rssKb = 0;
+  let pssKb = 0;
+  for (const pid of members) {
+    try {
+      const rollup = await readFile(`/proc/${pid}/smaps_rollup`, "utf8");
+      rssKb += Number(rollup.match(/^Rss:\s+(\d+)/m)?.[1] ?? 0);
+      pssKb += Number(rollup.match(/^Pss:\s+(\d+)/m)?.[1] ?? 0);
+    } catch {
+      // Exited between the scan and the read.
+    }
+  }
+  return { rssBytes: rssKb * 1024, pssBytes: pssKb * 1024, processes: members.length };
+}
+
+/** Sends `signal` to a whole process group; false when the group no longer exists. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,232 @@
+import type { Projection, StoredEvent } from "@bas/event-store";
+import { type Generated, type Kysely, type Selectable, sql } from "kysely";
+import { BROWSER_AGGREGATE, type BrowserEvent, type BrowserHandle } from "../../domain/browser-events";
+import type { BrowserSettings } from "../../domain/browser-settings";
+import type { BrowserView } from "../../domain/browser-view";
+import { COSTS_TABLE, type CostsTable } from "./browser-costs-projection";
+
+export const BROWSERS_TABLE = "browser_pool_browsers";
+
+export interface BrowsersTable {
+  id: string;
+  project_id: string;
+  session_id: string | null;
+  /** requested → active → stopped; a requested browser is still launching. */
+  status: "requested" | "active" | "stopped";
+  node_id: string;
+  settings: BrowserSettings;
+  metadata: Record<string, string>;
+  timeout_minutes: number;
+  timeout_at: Date;
+  cdp_url: string;
+  cdp_secret: string;
+  handle: BrowserHandle | null;
+  requested_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  stop_reason: string | null;
+  stop_detail: string | null;
+  cdp_bytes_in: Generated<string>;
+  cdp_bytes_out: Generated<string>;
+}
+
+export interface BrowserPoolDb {
+  [BROWSERS_TABLE]: BrowsersTable;
+  [COSTS_TABLE]: CostsTable;
+}
+
+export type BrowserRecord = Selectable<BrowsersTable>;
+
+export type BrowserRow = BrowserRecord & {
+  proxy_used_mb: string | null;
+  proxy_cost_usd: string | null;
+  browser_cost_usd: string | null;
+};
+
+/** The browser read model: one row per browser, written only from `browser` events. */
+export function browsersProjection(name = "browser_pool_browsers"): Projection<BrowserPoolDb, BrowserEvent> {
+  return {
+    name,
+    aggregateType: BROWSER_AGGREGATE,
+    async setup(db) {
+      await sql`create table if not exists ${sql.table(BROWSERS_TABLE)} (
+        id text primary key,
+        project_id text not null,
+        session_id text,
+        status text not null,
+        node_id text not null,
+        settings jsonb not null,
+        metadata jsonb not null,
+        timeout_minutes int not null,
+        timeout_at timestamptz not null,
+        cdp_url text not null,
+        cdp_secret text not null,
+        handle jsonb,
+        requested_at timestamptz not null,
+        started_at timestamptz,
+        finished_at timestamptz,
+        stop_reason text,
+        stop_detail text,
+        cdp_bytes_in bigint not null default 0,
+        cdp_bytes_out bigint not null default 0)`.execute(db);
+      await sql`create index if not exists browser_pool_browsers_project
+        on ${sql.table(BROWSERS_TABLE)} (project_id, requested_at desc, id)`.execute(db);
+      await sql`create index if not exists browser_pool_browsers_session
+        on ${sql.table(BROWSERS_TABLE)} (session_id) where session_id is not null`.execute(db);
+      await sql`create index if not exists browser_pool_browsers_live
+        on ${sql.table(BROWSERS_TABLE)} (node_id, project_id) where status <> 'stopped'`.execute(db);
+    },
+    async teardown(db) {
+      await sql`drop table if exists ${sql.table(BROWSERS_TABLE)}`.execute(db);
+    },
+    async apply(trx, event: StoredEvent<BrowserEvent>) {
+      const at = new Date(event.occurredAt);
+      switch (event.type) {
+        case "BrowserRequested": {
+          const d = event.data;
+          await trx
+            .insertInto(BROWSERS_TABLE)
+            .values({
+              id: event.aggregateId,
+              project_id: d.projectId,
+              session_id: d.sessionId,
+              status: "requested",
+              node_id: d.nodeId,
+              settings: JSON.stringify(d.settings) as never,
+              metadata: JSON.stringify(d.metadata) as never,
+              timeout_minutes: d.timeoutMinutes,
+              timeout_at: new Date(d.timeoutAt),
+              cdp_url: d.cdpUrl,
+              cdp_secret: d.cdpSecret,
+              requested_at: at,
+            })
+            .onConflict((oc) => oc.column("id").doNothing())
+            .execute();
+          return;
+        }
+        case "BrowserStarted":
+          await trx
+            .updateTable(BROWSERS_TABLE)
+            .set({ status: "active", started_at: at, handle: JSON.stringify(event.data.handle) as never })
+            .where("id", "=", event.aggregateId)
+            .where("status", "=", "requested")
+            .execute();
+          return;
+        case "BrowserStopped":
+          await trx
+            .updateTable(BROWSERS_TABLE)
+            .set({
+              status: "stopped",
+              finished_at: at,
+              stop_reason: event.data.reason,
+              stop_detail: event.data.detail,
+              cdp_bytes_in: String(event.data.cdpBytesIn),
+              cdp_bytes_out: String(event.data.cdpBytesOut),
+            })
+            .where("id", "=", event.aggregateId)
+            .where("status", "<>", "stopped")
+            .execute();
+          return;
+      }
+    },
+  };
+}
+
+function withCosts(db: Kysely<BrowserPoolDb>) {
+  return db
+    .selectFrom(BROWSERS_TABLE)
+    .leftJoin(COSTS_TABLE, `${COSTS_TABLE}.browser_id`, `${BROWSERS_TABLE}.id`)
+    .selectAll(BROWSERS_TABLE)
+    .select([`${COSTS_TABLE}.proxy_used_mb`, `${COSTS_TABLE}.proxy_cost_usd`, `${COSTS_TABLE}.browser_cost_usd`]);
+}
+
+/** One browser of a project; another project's browser is as absent as a missing one. */
+export async function findBrowser(
+  db: Kysely<BrowserPoolDb>,
+  projectId: string,
+  browserId: string,
+): Promise<BrowserRow | undefined> {
+  return withCosts(db)
+    .where(`${BROWSERS_TABLE}.id`, "=", browserId)
+    .where(`${BROWSERS_TABLE}.project_id`, "=", projectId)
+    .executeTakeFirst();
+}
+
+/** A project's browsers, newest first. */
+export async function listBrowsers(
+  db: Kysely<BrowserPoolDb>,
+  projectId: string,
+  page: { number: number; size: number },
+): Promise<{ rows: BrowserRow[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    withCosts(db)
+      .where(`${BROWSERS_TABLE}.project_id`, "=", projectId)
+      .orderBy(`${BROWSERS_TABLE}.requested_at`, "desc")
+      .orderBy(`${BROWSERS_TABLE}.id`, "desc")
+      .limit(page.size)
+      .offset((page.number - 1) * page.size)
+      .execute(),
+    db
+      .selectFrom(BROWSERS_TABLE)
+      .select((eb) => eb.fn.countAll<string>().as("n"))
+      .where("project_id", "=", projectId)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+/** Browsers of a project that are launching or running on nodes other than `exceptNode`. */
+export async function countLiveElsewhere(
+  db: Kysely<BrowserPoolDb>,
+  projectId: string,
+  exceptNode: string,
+): Promise<number> {
+  const row = await db
+    .selectFrom(BROWSERS_TABLE)
+    .select((eb) => eb.fn.countAll<string>().as("n"))
+    .where("project_id", "=", projectId)
+    .where("status", "<>", "stopped")
+    .where("node_id", "<>", exceptNode)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Every browser a node launched that is not recorded as stopped: what a restart must adopt or close. */
+export async function liveOnNode(db: Kysely<BrowserPoolDb>, nodeId: string): Promise<BrowserRecord[]> {
+  return db
+    .selectFrom(BROWSERS_TABLE)
+    .selectAll()
+    .where("node_id", "=", nodeId)
+    .where("status", "<>", "stopped")
+    .execute();
+}
+
+/** The newest browser of a session, whatever its status. */
+export async function latestForSession(db: Kysely<BrowserPoolDb>, sessionId: string): Promise<BrowserRow | undefined> {
+  return withCosts(db)
+    .where(`${BROWSERS_TABLE}.session_id`, "=", sessionId)
+    .orderBy(`${BROWSERS_TABLE}.requested_at`, "desc")
+    .executeTakeFirst();
+}
+
+/** The view of a read-model row. */
+export function viewFromRow(row: BrowserRow): BrowserView {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    status: row.status === "stopped" ? "stopped" : "active",
+    cdpUrl: row.cdp_url,
+    liveUrl: null,
+    timeoutAt: row.timeout_at,
+    startedAt: row.started_at ?? row.requested_at,
+    finishedAt: row.finished_at,
+    proxyUsedMb: row.proxy_used_mb ?? "0",
+    proxyCost: row.proxy_cost_usd ?? "0",
+    browserCost: row.browser_cost_usd ?? "0",
+    agentSessionId: row.session_id,
+    recordingUrl: null,
+    metadata: row.metadata,
+    stopReason: row.stop_reason,
+    settings: row.settings,
+  };
+}

@@ -1,0 +1,40 @@
+import { type BrowserLimits, checkBrowserLimits } from "../domain/browser-limits";
+
+export interface AdmissionDeps {
+  limits: BrowserLimits;
+  /** Browsers of the project launching or running on other nodes. */
+  countElsewhere(projectId: string): Promise<number>;
+  /** This node's running browsers. */
+  local: { countForProject(projectId: string): number; readonly size: number };
+}
+
+/**
+ * Counts a browser in against the project's and the node's maximum before it launches. Launches in flight count
+ * too, and the check and the count happen in one synchronous step, so concurrent requests cannot both slip in.
+ */
+export function createAdmission(deps: AdmissionDeps) {
+  const pending = new Map<string, number>();
+  let pendingTotal = 0;
+  return {
+    /** Takes a slot or throws LimitExceededError; the returned function gives the slot back. */
+    async admit(projectId: string): Promise<() => void> {
+      const elsewhere = await deps.countElsewhere(projectId);
+      const mine = pending.get(projectId) ?? 0;
+      checkBrowserLimits(
+        {
+          project: elsewhere + deps.local.countForProject(projectId) + mine,
+          node: deps.local.size + pendingTotal,
+        },
+        deps.limits,
+      );
+      pending.set(projectId, mine + 1);
+      pendingTotal += 1;
+      return () => {
+        const left = (pending.get(projectId) ?? 1) - 1;
+        if (left > 0) pending.set(projectId, left);
+        else pending.delete(projectId);
+        pendingTotal -= 1;
+      };
+    },
+  };
+}

@@ -1,0 +1,289 @@
+import { type EventStore, handleCommand, type Handled } from "@bas/event-store";
+import { NotFoundError } from "@bas/service-kit";
+import type { Kysely } from "kysely";
+import type { CdpProxy } from "../adapters/cdp/cdp-proxy";
+import { cdpUrlFor, newCdpSecret } from "../adapters/cdp/cdp-route";
+import { type BrowserPoolDb, type BrowserRecord, countLiveElsewhere } from "../adapters/pg/browsers-projection";
+import type { UsageStore } from "../adapters/pg/usage-store";
+import { type BrowserCommand, browserDecider, type BrowserState } from "../domain/browser-decider";
+import { BROWSER_AGGREGATE, type BrowserEvent, type StopReason } from "../domain/browser-events";
+import type { BrowserLimits } from "../domain/browser-limits";
+import {
+  type BrowserSettingsInput,
+  checkMetadata,
+  isWarmEligible,
+  resolveSettings,
+  resolveTimeoutMinutes,
+} from "../domain/browser-settings";
+import { type BrowserView, viewFromState } from "../domain/browser-view";
+import type { Launched, Launcher } from "./browser-launcher";
+import { createAdmission } from "./admission";
+import { createLiveBrowsers } from "./live-browsers";
+import { BrowserUnavailableError } from "./errors";
+import type { UsageReporter } from "./usage-reporter";
+import type { WarmPool } from "./warm-pool";
+
+export interface BrowserPoolConfig {
+  nodeId: string;
+  /** Base of the CDP URLs handed to callers (ws:// or wss://). */
+  cdpPublicUrl: string;
+  limits: BrowserLimits;
+}
+
+export interface BrowserPoolDeps {
+  config: BrowserPoolConfig;
+  store: EventStore;
+  db: Kysely<BrowserPoolDb>;
+  cdp: CdpProxy;
+  launcher: Launcher;
+  warm: WarmPool;
+  usage: UsageReporter;
+  usageStore: UsageStore;
+  /** Waits until the read model has applied the event at `sequence`, so a read right after a write sees it. */
+  settle(sequence: number): Promise<void>;
+  /** How often browser timeouts are checked (default 1 s). */
+  timeoutSweepMs?: number;
+  now(): Date;
+  newId(): string;
+  log: { info(o: object, msg: string): void; warn(o: object, msg: string): void; error(o: object, msg: string): void };
+}
+
+export interface CreateInput {
+  projectId: string;
+  sessionId?: string | null;
+  settings?: BrowserSettingsInput;
+  timeoutMinutes?: number | null;
+  metadata?: Record<string, string>;
+}
+
+const ref = (id: string) => ({ type: BROWSER_AGGREGATE, id });
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/** The browser use cases of one node: create, acquire for a session, stop; plus the lifecycle they set off. */
+export function createBrowserPool(deps: BrowserPoolDeps) {
+  const { config, store, db, log } = deps;
+  const retiring = new Set<Promise<void>>();
+
+  const live = createLiveBrowsers({
+    cdp: deps.cdp,
+    usage: deps.usage,
+    now: deps.now,
+    onTimeout: (id) =>
+      end(id, "timeout").catch((err) => {
+        log.error({ err, browserId: id }, "timeout stop failed");
+        throw err;
+      }),
+    sweepMs: deps.timeoutSweepMs,
+    onCrash: (id, detail) => {
+      log.warn({ browserId: id, detail }, "browser crashed");
+      void end(id, "crash", detail).catch((err) => log.error({ err, browserId: id }, "crash stop failed"));
+    },
+  });
+
+  const admission = createAdmission({
+    limits: config.limits,
+    countElsewhere: (projectId) => countLiveElsewhere(db, projectId, config.nodeId),
+    local: live,
+  });
+
+  const decide = (id: string, command: BrowserCommand): Promise<Handled<BrowserEvent, BrowserState>> =>
+    handleCommand(store, browserDecider, ref(id), command, { now: deps.now, newId: deps.newId });
+
+  async function settled(handled: Handled<BrowserEvent, BrowserState>) {
+    const last = handled.events.at(-1);
+    if (last) await deps.settle(last.sequence);
+  }
+
+  function serve(id: string, state: BrowserState, launched: Launched) {
+    if (state.status !== "active") throw new Error(`browser ${id} is ${state.status}, not active`);
+    live.add({
+      id,
+      projectId: state.projectId,
+      sessionId: state.sessionId,
+      startedAt: new Date(state.startedAt),
+      timeoutAt: new Date(state.timeoutAt),
+      cdpSecret: state.cdpSecret,
+      cdpUrl: state.cdpUrl,
+      launched,
+      marks: { browserMs: 0, proxyBytes: 0 },
+    });
+  }
+
+  /** A browser whose start could not be recorded has no owner: end it before passing the error on. */
+  const disposing =
+    (launched: Launched) =>
+    async (err: unknown): Promise<never> => {
+      await launched.dispose();
+      throw err;
+    };
+
+  /** Launches (or takes a warm) browser and records it; resolves once it answers CDP. */
+  async function create(input: CreateInput): Promise<{ view: BrowserView; secret: string }> {
+    const settings = resolveSettings(input.settings);
+    const timeoutMinutes = resolveTimeoutMinutes(input.timeoutMinutes);
+    const metadata = checkMetadata(input.metadata ?? {});
+    const release = await admission.admit(input.projectId);
+    try {
+      const warm = isWarmEligible(settings) ? deps.warm.take() : undefined;
+      const id = warm?.id ?? deps.newId();
+      const secret = newCdpSecret();
+      const request = {
+        projectId: input.projectId,
+        sessionId: input.sessionId ?? null,
+        settings,
+        timeoutMinutes,
+        timeoutAt: new Date(deps.now().getTime() + timeoutMinutes * 60_000).toISOString(),
+        metadata,
+        nodeId: config.nodeId,
+        cdpSecret: secret,
+        cdpUrl: cdpUrlFor(config.cdpPublicUrl, id, secret),
+      };
+      if (warm) {
+        const handled = await decide(id, {
+          type: "RequestBrowser",
+          request,
+          launched: { handle: warm.running.handle },
+        }).catch(disposing(warm));
+        serve(id, handled.state, warm);
+        await settled(handled);
+        return { view: viewFromState(id, handled.state), secret };
+      }
+      await decide(id, { type: "RequestBrowser", request });
+      let launched: Launched;
+      try {
+        launched = await deps.launcher.launch(id, settings);
+      } catch (err) {
+        log.error({ err, browserId: id }, "browser launch failed");
+        await settled(await decide(id, { type: "StopBrowser", reason: "crash", detail: "launch failed" }));
+        throw new BrowserUnavailableError("The browser could not be started; try again", { cause: err });
+      }
+      const started = await decide(id, {
+        type: "RecordStarted",
+        nodeId: config.nodeId,
+        handle: launched.running.handle,
+      }).catch(disposing(launched));
+      if (started.events.length === 0) {
+        // Stopped while it launched (the caller gave up, its session ended): nobody will use it.
+        await launched.dispose();
+      } else {
+        serve(id, started.state, launched);
+      }
+      await settled(started);
+      return { view: viewFromState(id, started.state), secret };
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Stops a browser (any node's: the owner tears it down when it sees the event). The CDP endpoint closes before this
+   * resolves; the processes end right after.
+   */
+  async function end(
+    id: string,
+    reason: StopReason,
+    detail?: string,
+    projectId?: string,
+    /** Kill and clean up only once this settles (a caller's answer), so the tear-down never delays it. */
+    after?: Promise<unknown>,
+  ): Promise<Handled<BrowserEvent, BrowserState>> {
+    const entry = live.get(id);
+    if (entry && projectId !== undefined && entry.projectId !== projectId) throw new NotFoundError("Browser not found");
+    // Refuse CDP first, so that no client gets in once the stop is visible in the read model.
+    live.suspend(id);
+    let handled: Handled<BrowserEvent, BrowserState>;
+    try {
+      handled = await decide(id, {
+        type: "StopBrowser",
+        reason,
+        detail,
+        cdpBytesIn: entry?.endpoint.bytesIn,
+        cdpBytesOut: entry?.endpoint.bytesOut,
+        projectId,
+      });
+    } catch (err) {
+      live.resume(id);
+      throw err;
+    }
+    const finishedAt = handled.state.status === "stopped" ? new Date(handled.state.finishedAt) : deps.now();
+    tearDown(id, finishedAt, after);
+    return handled;
+  }
+
+  /** Ends this node's instance of a browser recorded as stopped; the answer to the caller does not wait for it. */
+  function tearDown(id: string, finishedAt: Date, after?: Promise<unknown>) {
+    const detached = live.detach(id);
+    if (!detached) return;
+    const done = Promise.resolve(after)
+      .catch(() => undefined)
+      .then(() => live.retire(detached, finishedAt))
+      .finally(() => retiring.delete(done));
+    retiring.add(done);
+  }
+
+  /** Stops and answers once the read model shows it; the tear-down starts after the answer. */
+  async function stopFor(id: string, reason: StopReason, projectId?: string): Promise<BrowserView> {
+    const answered = deferred();
+    try {
+      const handled = await end(id, reason, undefined, projectId, answered.promise);
+      await settled(handled);
+      return viewFromState(id, handled.state);
+    } finally {
+      answered.resolve();
+    }
+  }
+
+  return {
+    live,
+    /** A new browser, with its CDP secret (for URLs other than the public one). */
+    create,
+
+    /** A caller's stop: another project's browser is not found. */
+    stop: (projectId: string, id: string) => stopFor(id, "caller", projectId),
+    stopFor,
+
+    end,
+    tearDown,
+
+    /** Serves a browser an earlier run of this node launched (restart). */
+    async adopt(row: BrowserRecord, launched: Launched): Promise<void> {
+      live.add({
+        id: row.id,
+        projectId: row.project_id,
+        sessionId: row.session_id,
+        startedAt: row.started_at ?? row.requested_at,
+        timeoutAt: row.timeout_at,
+        cdpSecret: row.cdp_secret,
+        cdpUrl: row.cdp_url,
+        launched,
+        marks: await deps.usageStore.marks(row.id),
+      });
+    },
+
+    /** Stops every browser of this node (reason `shutdown`) and waits until they are gone. */
+    async stopAll(): Promise<void> {
+      live.close();
+      await Promise.allSettled(live.ids().map((id) => end(id, "shutdown")));
+      await Promise.allSettled([...retiring]);
+    },
+
+    /** Leaves browsers running for the next start to adopt; only closes their endpoints. */
+    async detachAll(): Promise<void> {
+      live.close();
+      for (const id of live.ids()) {
+        live.detach(id);
+        deps.usage.forget(id);
+      }
+      await Promise.allSettled([...retiring]);
+    },
+  };
+}
+
+export type BrowserPool = ReturnType<typeof createBrowserPool>;

@@ -1,0 +1,42 @@
+import type { Kysely } from "kysely";
+import { type BrowserPoolDb, liveOnNode } from "../adapters/pg/browsers-projection";
+import type { BrowserDriver } from "../domain/browser-driver";
+import type { Launcher } from "./browser-launcher";
+import type { BrowserPool } from "./browser-pool";
+
+export interface RecoveryDeps {
+  db: Kysely<BrowserPoolDb>;
+  nodeId: string;
+  driver: BrowserDriver;
+  launcher: Launcher;
+  pool: BrowserPool;
+  log: { info(o: object, msg: string): void };
+}
+
+/**
+ * At start, before anything new launches: every browser the read model says this node runs is either adopted
+ * (still alive and answering CDP) or recorded as stopped (`crash`); then whatever this node's driver still finds
+ * running that nobody owns (idle warm browsers of the last run, a launch cut short) is ended.
+ * The read model must have caught up with the event stream first.
+ */
+export async function recoverBrowsers(
+  deps: RecoveryDeps,
+): Promise<{ adopted: number; stopped: number; reaped: number }> {
+  const rows = await liveOnNode(deps.db, deps.nodeId);
+  const keep = new Set<string>();
+  for (const row of rows) {
+    if (row.status === "active" && row.handle) {
+      const launched = await deps.launcher.adopt(row.id, row.handle, row.settings);
+      if (launched) {
+        await deps.pool.adopt(row, launched);
+        keep.add(row.id);
+        continue;
+      }
+    }
+    await deps.pool.end(row.id, "crash", "the browser was gone when browser-pool restarted");
+  }
+  const reaped = await deps.driver.reapOrphans(keep);
+  const result = { adopted: keep.size, stopped: rows.length - keep.size, reaped: reaped.length };
+  deps.log.info(result, "browsers of the previous run recovered");
+  return result;
+}

@@ -1,0 +1,132 @@
+import { billing } from "@bas/proto";
+import type { UsageMarks, UsageReport, UsageStore } from "../adapters/pg/usage-store";
+import type { PublishUsage } from "../adapters/nats/usage-publisher";
+
+/** A running browser as billing sees it. */
+export interface UsageSource {
+  id: string;
+  projectId: string;
+  sessionId: string | null;
+  startedAt: Date;
+  /** Network proxy bytes, cumulative over the browser's whole life (across restarts of this service). */
+  proxyBytes(): number;
+}
+
+export interface UsageReporterDeps {
+  store: UsageStore;
+  publish: PublishUsage;
+  now(): Date;
+  newId(): string;
+  log: { warn(o: object, msg: string): void };
+}
+
+/**
+ * Turns browser time and proxy bytes into UsageRecorded facts for billing: periodically for every running browser
+ * and once more when it stops. Only what was not reported yet is reported (cumulative marks per browser).
+ */
+export function createUsageReporter(deps: UsageReporterDeps) {
+  const tracked = new Map<string, { source: UsageSource; marks: UsageMarks; chain: Promise<void> }>();
+  let timer: NodeJS.Timeout | undefined;
+  let flushing: Promise<void> = Promise.resolve();
+
+  function reportsFor(source: UsageSource, marks: UsageMarks, until: Date) {
+    const next: UsageMarks = {
+      browserMs: Math.max(marks.browserMs, until.getTime() - source.startedAt.getTime()),
+      proxyBytes: Math.max(marks.proxyBytes, source.proxyBytes()),
+    };
+    const base = {
+      projectId: source.projectId,
+      sessionId: source.sessionId ?? undefined,
+      browserId: source.id,
+      occurredAt: until,
+    };
+    const reports: UsageReport[] = [];
+    if (next.browserMs > marks.browserMs) {
+      const id = deps.newId();
+      const message = { ...base, id, browser: { milliseconds: next.browserMs - marks.browserMs } };
+      reports.push({
+        id,
+        kind: "browser",
+        payload: billing.UsageRecorded.toJSON(billing.UsageRecorded.fromPartial(message)),
+      });
+    }
+    if (next.proxyBytes > marks.proxyBytes) {
+      const id = deps.newId();
+      const message = { ...base, id, proxy: { bytes: next.proxyBytes - marks.proxyBytes } };
+      reports.push({
+        id,
+        kind: "proxy",
+        payload: billing.UsageRecorded.toJSON(billing.UsageRecorded.fromPartial(message)),
+      });
+    }
+    return { next, reports };
+  }
+
+  /** Reports one browser up to `until`; calls for the same browser run one after another. */
+  function report(id: string, until?: Date): Promise<void> {
+    const entry = tracked.get(id);
+    if (!entry) return Promise.resolve();
+    const run = entry.chain.then(async () => {
+      const { next, reports } = reportsFor(entry.source, entry.marks, until ?? deps.now());
+      if (reports.length === 0) return;
+      await deps.store.record(id, next, reports);
+      entry.marks = next;
+      await flush();
+    });
+    entry.chain = run.catch((err) => deps.log.warn({ err, browserId: id }, "usage report failed; retried next time"));
+    return entry.chain;
+  }
+
+  /** Publishes what the outbox holds (also reports a crash left behind); what fails stays for the next round. */
+  async function publishPending(): Promise<void> {
+    for (;;) {
+      const pending = await deps.store.pending(100);
+      if (pending.length === 0) return;
+      const published: string[] = [];
+      for (const r of pending) {
+        try {
+          await deps.publish(r.kind, r.id, r.payload);
+          published.push(r.id);
+        } catch (err) {
+          deps.log.warn({ err, usageId: r.id }, "usage publish failed; kept in the outbox");
+          break;
+        }
+      }
+      await deps.store.done(published);
+      if (published.length < pending.length) return;
+    }
+  }
+
+  /** One flush at a time, each seeing every report recorded before it was asked for. */
+  function flush(): Promise<void> {
+    flushing = flushing.then(publishPending, publishPending);
+    return flushing;
+  }
+
+  return {
+    track(source: UsageSource, marks: UsageMarks) {
+      tracked.set(source.id, { source, marks, chain: Promise.resolve() });
+    },
+    /** The last report of a stopped browser, up to when it stopped; then it is forgotten. */
+    async finish(id: string, finishedAt: Date) {
+      await report(id, finishedAt);
+      tracked.delete(id);
+    },
+    forget(id: string) {
+      tracked.delete(id);
+    },
+    tick: () => Promise.all([...tracked.keys()].map((id) => report(id))).then(() => flush()),
+    flush,
+    start(intervalMs: number) {
+      timer = setInterval(() => void this.tick().catch(() => undefined), intervalMs);
+      timer.unref();
+    },
+    async stop() {
+      clearInterval(timer);
+      await Promise.all([...tracked.values()].map((e) => e.chain));
+      await flush().catch(() => undefined);
+    },
+  };
+}
+
+export type UsageReporter = ReturnType<typeof createUsageReporter>;

@@ -1,0 +1,94 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Launched } from "./browser-launcher";
+
+export interface WarmPoolDeps {
+  size: number;
+  /** Launches one default-configured browser with the given id. */
+  launch(id: string): Promise<Launched>;
+  newId(): string;
+  log: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
+  /** Pause after a failed launch, so a broken Chromium does not spin the CPU. */
+  retryDelayMs?: number;
+}
+
+/**
+ * Launched, idle browsers waiting for a caller. `take()` is synchronous, so one browser can never go to two callers;
+ * a taken browser leaves the pool for good and a new one is launched in the background, one at a time so the
+ * refill never competes with callers for the CPU more than one launch's worth.
+ */
+export function createWarmPool(deps: WarmPoolDeps) {
+  const idle: Launched[] = [];
+  let launching: Promise<void> | undefined;
+  let closed = false;
+  const closing = new AbortController();
+
+  function refill(): Promise<void> {
+    if (closed) return Promise.resolve();
+    launching ??= fill().finally(() => {
+      launching = undefined;
+    });
+    return launching;
+  }
+
+  async function fill(): Promise<void> {
+    while (!closed && idle.length < deps.size) {
+      const id = deps.newId();
+      try {
+        const browser = await deps.launch(id);
+        if (closed) {
+          await browser.dispose();
+          return;
+        }
+        browser.running.onExit((detail) => {
+          const at = idle.indexOf(browser);
+          if (at < 0) return;
+          idle.splice(at, 1);
+          deps.log.warn({ browserId: id, detail }, "warm browser died while idle; replacing it");
+          void browser.dispose();
+          void refill();
+        });
+        idle.push(browser);
+      } catch (err) {
+        deps.log.warn({ err }, "warm browser launch failed");
+        await sleep(deps.retryDelayMs ?? 5_000, undefined, { signal: closing.signal }).catch(() => undefined);
+      }
+    }
+  }
+
+  return {
+    /** Fills the pool in the background. */
+    start() {
+      void refill();
+    },
+    /** An idle browser, now the caller's alone, or undefined when none is ready. */
+    take(): Launched | undefined {
+      const browser = idle.shift();
+      void refill();
+      return browser;
+    },
+    get idle() {
+      return idle.length;
+    },
+    /** Resolves once the pool is full (tests and benchmarks). */
+    async filled(timeoutMs = 30_000): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (idle.length < deps.size) {
+        if (Date.now() > deadline) throw new Error("warm pool did not fill in time");
+        await sleep(20);
+      }
+    },
+    /** Ids of idle browsers: they belong to this node even though no event names them yet. */
+    ids(): string[] {
+      return idle.map((b) => b.id);
+    },
+    async close(): Promise<void> {
+      closed = true;
+      closing.abort();
+      await launching;
+      const all = idle.splice(0);
+      await Promise.all(all.map((b) => b.dispose()));
+    },
+  };
+}
+
+export type WarmPool = ReturnType<typeof createWarmPool>;

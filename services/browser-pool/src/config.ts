@@ -1,0 +1,87 @@
+import { hostname, tmpdir, userInfo } from "node:os";
+import { join } from "node:path";
+import { commonEnv, envPort, loadConfig } from "@bas/service-kit";
+import { z } from "zod";
+
+const count = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+const wsUrl = z
+  .string()
+  .regex(/^wss?:\/\/[^\s/]+(\/\S*)?$/, "expected a ws:// or wss:// URL")
+  .transform((u) => u.replace(/\/+$/, ""));
+const flag = (fallback: boolean) =>
+  z
+    .enum(["true", "false", "1", "0"])
+    .default(fallback ? "true" : "false")
+    .transform((v) => v === "true" || v === "1");
+
+const browserPoolEnv = {
+  ...commonEnv,
+  GRPC_PORT: envPort(50052),
+  BROWSER_DRIVER: z.enum(["local", "kubernetes"]).default("local"),
+  /** Identifies this replica: the browsers it launches are recorded as its own and adopted by it after a restart. */
+  NODE_ID: z
+    .string()
+    .regex(/^[a-zA-Z0-9_.-]{1,63}$/, "letters, digits, '.', '-' and '_' (at most 63)")
+    .default(hostname().slice(0, 63)),
+  /** Port of the CDP proxy (HTTP + WebSocket); 0 = any free port. */
+  CDP_PORT: envPort(9223),
+  CDP_HOST: z.string().default("127.0.0.1"),
+  /** Base of the cdpUrl handed to callers; default ws://CDP_HOST:<bound port>. */
+  CDP_PUBLIC_URL: wsUrl.optional(),
+  /** Base of the CDP URL the runner gets from AcquireBrowser; default the public one. */
+  CDP_INTERNAL_URL: wsUrl.optional(),
+  WARM_POOL_SIZE: count(2),
+  MAX_BROWSERS_PER_PROJECT: z.coerce.number().int().positive().default(10),
+  MAX_BROWSERS_PER_NODE: z.coerce.number().int().positive().default(20),
+  /** Timeout (minutes) of a browser acquired for a v3 session; the session's end stops it sooner. */
+  SESSION_BROWSER_TIMEOUT_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 60)
+    .default(240),
+  /** How often browser time and proxy bytes of running browsers are reported to billing. */
+  USAGE_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
+  /** On shutdown, stop every browser (reason `shutdown`); false leaves them for the next start to adopt. */
+  STOP_BROWSERS_ON_SHUTDOWN: flag(true),
+  /** Upstream proxy template, e.g. http://user-country-{country}:pass@proxy:8000; unset = browsers go out direct. */
+  PROXY_UPSTREAM_URL: z.string().url().optional(),
+  /** Where the per-browser network proxies listen; pods must reach it with the Kubernetes driver. */
+  PROXY_HOST: z.string().default("127.0.0.1"),
+
+  // Local driver
+  CHROMIUM_PATH: z.string().default("/usr/bin/chromium"),
+  /** This node's browser profiles; its contents are deleted at start (orphans of an earlier run). */
+  BROWSER_DATA_DIR: z.string().optional(),
+  /** Chromium flags added to every launch, separated by spaces. */
+  CHROMIUM_EXTRA_ARGS: z
+    .string()
+    .default("")
+    .transform((s) => s.split(/\s+/).filter(Boolean)),
+
+  // Kubernetes driver
+  K8S_NAMESPACE: z.string().default("default"),
+  K8S_BROWSER_IMAGE: z.string().default("chromedp/headless-shell:latest"),
+  K8S_DEVTOOLS_PORT: envPort(9222),
+  K8S_POD_CPU: z.string().default("500m"),
+  K8S_POD_MEMORY: z.string().default("1Gi"),
+  /** Address of this replica as browser pods reach it (for their network proxy), usually the pod IP. */
+  K8S_PROXY_ADVERTISE_HOST: z.string().optional(),
+  /** This replica's own pod (downward API): browser pods get it as owner, so Kubernetes removes them with it. */
+  K8S_OWNER_POD_NAME: z.string().optional(),
+  K8S_OWNER_POD_UID: z.string().optional(),
+  K8S_READY_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+};
+
+export type BrowserPoolConfig = ReturnType<typeof loadBrowserPoolConfig>;
+
+export function loadBrowserPoolConfig(env: NodeJS.ProcessEnv = process.env) {
+  const config = loadConfig(browserPoolEnv, env);
+  return {
+    ...config,
+    BROWSER_DATA_DIR:
+      config.BROWSER_DATA_DIR ?? join(tmpdir(), "bas-browser-pool", `${config.NAMESPACE}-${config.NODE_ID}`),
+    /** Chromium's sandbox refuses to start as root. */
+    CHROMIUM_NO_SANDBOX: userInfo().uid === 0,
+  };
+}

@@ -1,0 +1,42 @@
+import type { BrowserHandle } from "./browser-events";
+
+/** What a driver needs to launch one browser. */
+export interface LaunchSpec {
+  /** The browser's id; drivers mark what they launch with it so orphans can be found. */
+  browserId: string;
+  screenWidth: number;
+  screenHeight: number;
+  /** Port of the browser's network proxy on this node, or null for a direct connection. */
+  proxyPort: number | null;
+}
+
+export interface BrowserMemory {
+  /** Resident set, summed over the browser's processes (counts shared pages once per process). */
+  rssBytes: number;
+  /** Proportional set size: shared pages split between the processes sharing them. */
+  pssBytes: number;
+  processes: number;
+}
+
+/** One launched browser, as the pool holds it. */
+export interface RunningBrowser {
+  readonly id: string;
+  readonly handle: BrowserHandle;
+  /** Called once if the browser goes away by itself; never after `kill()`. */
+  onExit(listener: (detail: string) => void): void;
+  /** Ends the browser at once; resolves when it is gone and its data removed. Safe to call twice. */
+  kill(): Promise<void>;
+  /** Memory of all its processes; undefined when the driver cannot see them. */
+  memory(): Promise<BrowserMemory | undefined>;
+}
+
+/** Port for where browsers run: local processes or Kubernetes pods. */
+export interface BrowserDriver {
+  readonly name: BrowserHandle["driver"];
+  launch(spec: LaunchSpec): Promise<RunningBrowser>;
+  /** Finds a browser of an earlier run of this node again; undefined (and its leftovers removed) when it is gone. */
+  adopt(browserId: string, handle: BrowserHandle): Promise<RunningBrowser | undefined>;
+  /** Ends every browser this node launched whose id is not in `keep`; returns the ids it ended. */
+  reapOrphans(keep: ReadonlySet<string>): Promise<string[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,68 @@
+import type { DomainEvent } from "@bas/event-store";
+import type { BrowserSettings } from "./browser-settings";
+
+/** Aggregate type of the browser lifecycle on the event stream. */
+export const BROWSER_AGGREGATE = "browser";
+
+/** `shutdown`: the service was stopped with STOP_BROWSERS_ON_SHUTDOWN (the default) instead of leaving them to adopt. */
+export const STOP_REASONS = ["caller", "timeout", "crash", "session_ended", "shutdown"] as const;
+export type StopReason = (typeof STOP_REASONS)[number];
+
+/**
+ * Where a running browser lives, as a driver needs it to find the browser again after a restart. Stored in the
+ * `BrowserStarted` event, so the event log is the registry of every browser a node owns.
+ */
+export type BrowserHandle =
+  | {
+      driver: "local";
+      /** DevTools browser endpoint on loopback: ws://127.0.0.1:PORT/devtools/browser/GUID. */
+      devtoolsUrl: string;
+      /** Leader of the browser's process group. */
+      pid: number;
+      userDataDir: string;
+      /** Loopback port of the browser's network proxy, re-opened on the same port after a restart. */
+      proxyPort: number | null;
+    }
+  | {
+      driver: "kubernetes";
+      devtoolsUrl: string;
+      podName: string;
+      podNamespace: string;
+      proxyPort: number | null;
+    };
+
+export type BrowserRequested = DomainEvent<
+  "BrowserRequested",
+  {
+    projectId: string;
+    /** The v3 session the browser serves; null for a browser created through the browsers API. */
+    sessionId: string | null;
+    settings: BrowserSettings;
+    timeoutMinutes: number;
+    /** ISO-8601: when the browser stops by itself. */
+    timeoutAt: string;
+    metadata: Record<string, string>;
+    /** The browser-pool node that launches and owns the browser. */
+    nodeId: string;
+    /** Secret part of the CDP URL; the proxy compares it in constant time. */
+    cdpSecret: string;
+    /** Public CDP URL handed to the caller (carries the secret). */
+    cdpUrl: string;
+  }
+>;
+
+export type BrowserStarted = DomainEvent<"BrowserStarted", { nodeId: string; handle: BrowserHandle; warm: boolean }>;
+
+export type BrowserStopped = DomainEvent<
+  "BrowserStopped",
+  {
+    reason: StopReason;
+    /** Why, in words, when the reason alone does not say (a crash's exit code, a failed launch). */
+    detail: string | null;
+    /** CDP bytes through the proxy while this node served the browser: caller → browser and back. */
+    cdpBytesIn: number;
+    cdpBytesOut: number;
+  }
+>;
+
+export type BrowserEvent = BrowserRequested | BrowserStarted | BrowserStopped;

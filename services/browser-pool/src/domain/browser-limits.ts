@@ -1,0 +1,24 @@
+import { LimitExceededError } from "@bas/service-kit";
+
+export interface BrowserLimits {
+  perProject: number;
+  perNode: number;
+}
+
+/** Active browsers counted before taking one more. */
+export interface BrowserCounts {
+  project: number;
+  node: number;
+}
+
+/** Refuses one more browser when the project or this node is at its maximum. */
+export function checkBrowserLimits(counts: BrowserCounts, limits: BrowserLimits): void {
+  if (counts.project >= limits.perProject) {
+    throw new LimitExceededError(
+      `Too many concurrent active browsers for this project (maximum ${limits.perProject}). Stop a browser and try again.`,
+    );
+  }
+  if (counts.node >= limits.perNode) {
+    throw new LimitExceededError(`This browser node is at capacity (${limits.perNode} browsers). Try again shortly.`);
+  }
+}

@@ -1,0 +1,103 @@
+import { InvalidArgumentError } from "@bas/service-kit";
+
+/** How a browser is launched. Resolved: defaults applied, so two equal values launch equal browsers. */
+export interface BrowserSettings {
+  /** Lowercase two-letter country of the network proxy; null = no proxy. */
+  proxyCountryCode: string | null;
+  profileId: string | null;
+  screenWidth: number;
+  screenHeight: number;
+  record: boolean;
+}
+
+/** What a caller may leave out; `undefined` takes the default, `null` proxy means "no proxy". */
+export interface BrowserSettingsInput {
+  proxyCountryCode?: string | null;
+  profileId?: string | null;
+  screenWidth?: number | null;
+  screenHeight?: number | null;
+  record?: boolean;
+}
+
+export const DEFAULT_PROXY_COUNTRY = "us";
+export const DEFAULT_SCREEN = { width: 1920, height: 1080 } as const;
+export const SCREEN_BOUNDS = { width: { min: 320, max: 7680 }, height: { min: 240, max: 4320 } } as const;
+export const TIMEOUT_MINUTES = { default: 60, min: 1, max: 240 } as const;
+export const MAX_METADATA_ENTRIES = 10;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const invalid = (field: string, message: string) => new InvalidArgumentError(message, { field: ["body", field] });
+
+/**
+ * Applies defaults and checks ranges. The gateway validates the REST body first with the same bounds; this is the
+ * service's own guard for gRPC callers (the runner), so the `field` names are the REST ones.
+ */
+export function resolveSettings(input: BrowserSettingsInput = {}): BrowserSettings {
+  const proxy = input.proxyCountryCode === undefined ? DEFAULT_PROXY_COUNTRY : input.proxyCountryCode;
+  if (proxy !== null && !/^[a-z]{2}$/.test(proxy)) {
+    throw invalid("proxyCountryCode", "proxyCountryCode must be a lowercase two-letter country code");
+  }
+  const profileId = input.profileId ?? null;
+  if (profileId !== null && !UUID.test(profileId)) throw invalid("profileId", "profileId must be a UUID");
+  const width = input.screenWidth ?? null;
+  const height = input.screenHeight ?? null;
+  if ((width === null) !== (height === null)) {
+    throw invalid(
+      width === null ? "browserScreenWidth" : "browserScreenHeight",
+      "browserScreenWidth and browserScreenHeight must be given together",
+    );
+  }
+  checkRange("browserScreenWidth", width, SCREEN_BOUNDS.width);
+  checkRange("browserScreenHeight", height, SCREEN_BOUNDS.height);
+  return {
+    proxyCountryCode: proxy,
+    profileId,
+    screenWidth: width ?? DEFAULT_SCREEN.width,
+    screenHeight: height ?? DEFAULT_SCREEN.height,
+    record: input.record ?? false,
+  };
+}
+
+function checkRange(field: string, value: number | null, bounds: { min: number; max: number }) {
+  if (value === null) return;
+  if (!Number.isInteger(value) || value < bounds.min || value > bounds.max) {
+    throw invalid(field, `${field} must be an integer from ${bounds.min} to ${bounds.max}`);
+  }
+}
+
+/** Minutes until the browser stops by itself; 0/absent (proto default) means the default. */
+export function resolveTimeoutMinutes(minutes: number | undefined | null): number {
+  if (minutes === undefined || minutes === null || minutes === 0) return TIMEOUT_MINUTES.default;
+  if (!Number.isInteger(minutes) || minutes < TIMEOUT_MINUTES.min || minutes > TIMEOUT_MINUTES.max) {
+    throw invalid("timeout", "Maximum session timeout is 4 hours (240 minutes); the minimum is 1 minute.");
+  }
+  return minutes;
+}
+
+export function checkMetadata(metadata: Record<string, string>): Record<string, string> {
+  const entries = Object.entries(metadata);
+  if (entries.length > MAX_METADATA_ENTRIES) {
+    throw invalid("metadata", `metadata holds at most ${MAX_METADATA_ENTRIES} entries`);
+  }
+  for (const [key, value] of entries) {
+    if (typeof value !== "string") throw invalid("metadata", `metadata.${key} must be a string`);
+  }
+  return { ...metadata };
+}
+
+/**
+ * A warm (pre-launched, idle) browser can serve a request only if the request asks for exactly what warm browsers
+ * are launched with. A profile needs its own user data, so it always launches cold.
+ */
+export function isWarmEligible(settings: BrowserSettings): boolean {
+  return (
+    settings.profileId === null &&
+    settings.proxyCountryCode === DEFAULT_PROXY_COUNTRY &&
+    settings.screenWidth === DEFAULT_SCREEN.width &&
+    settings.screenHeight === DEFAULT_SCREEN.height
+  );
+}
+
+/** The settings warm browsers are launched with. */
+export const WARM_SETTINGS: BrowserSettings = resolveSettings();

@@ -1,0 +1,122 @@
+import { randomUUID } from "node:crypto";
+import { chromium } from "playwright-core";
+import puppeteer from "puppeteer-core";
+import { handshake } from "./support/cdp-handshake";
+import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
+import { startTestSite, TEST_PAGE_TITLE } from "./support/test-site";
+
+let h: PoolHarness;
+let site: Awaited<ReturnType<typeof startTestSite>>;
+const project = randomUUID();
+
+beforeAll(async () => {
+  [h, site] = await Promise.all([startPoolHarness(), startTestSite()]);
+});
+afterAll(async () => {
+  await h?.close();
+  await site?.close();
+});
+
+const create = (projectId = project) =>
+  h.client.createBrowser({ projectId, settings: undefined, timeoutMinutes: 0, metadata: {} });
+
+const isPng = (data: Uint8Array) => Buffer.from(data.subarray(0, 8)).equals(Buffer.from("89504e470d0a1a0a", "hex"));
+
+test("puppeteer connects with cdpUrl as is, opens a local page, reads its title and takes a screenshot", async () => {
+  const browser = await create();
+  expect(browser.status).toBe("active");
+  expect(browser.cdpUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/cdp\/[0-9a-f-]{36}\/[A-Za-z0-9_-]{32}$/);
+  const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+  const page = await client.newPage();
+  await page.goto(site.url);
+  expect(await page.title()).toBe(TEST_PAGE_TITLE);
+  expect(isPng(await page.screenshot({ type: "png" }))).toBe(true);
+  await client.disconnect();
+});
+
+test("playwright connectOverCDP with the http form of the URL reads /json/version through the proxy", async () => {
+  const browser = await create();
+  const httpUrl = browser.cdpUrl.replace(/^ws/, "http");
+  const version = (await (await fetch(`${httpUrl}/json/version`)).json()) as Record<string, string>;
+  expect(version.webSocketDebuggerUrl).toBe(browser.cdpUrl);
+  expect(version.Browser).toMatch(/Chrome/);
+  const client = await chromium.connectOverCDP(httpUrl);
+  const page = await client.contexts()[0].newPage();
+  await page.goto(site.url);
+  expect(await page.title()).toBe(TEST_PAGE_TITLE);
+  expect(isPng(await page.screenshot())).toBe(true);
+  const list = (await (await fetch(`${httpUrl}/json/list`)).json()) as Array<Record<string, string>>;
+  const listed = list.find((t) => t.url === site.url);
+  expect(listed?.webSocketDebuggerUrl).toBe(`${browser.cdpUrl}/devtools/page/${listed?.id}`);
+  expect(JSON.stringify(list)).not.toMatch(/devtoolsFrontendUrl/);
+  await client.close();
+});
+
+test("several clients at once; a client hanging up leaves the browser and its tabs running", async () => {
+  const browser = await create();
+  const first = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+  const second = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+  const page = await first.newPage();
+  await page.goto(`${site.url}second`);
+  expect((await second.pages()).map((p) => p.url())).toContain(`${site.url}second`);
+  await first.disconnect();
+  await second.disconnect();
+
+  const again = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+  const pages = await again.pages();
+  const reopened = pages.find((p) => p.url() === `${site.url}second`);
+  expect(reopened).toBeDefined();
+  expect(await reopened!.title()).toBe("Second page");
+  await again.disconnect();
+  const read = await h.client.getBrowser({ projectId: project, browserId: browser.id });
+  expect(read.status).toBe("active");
+});
+
+test("stop ends the Chromium processes, closes open clients and refuses new ones; stopping twice is fine", async () => {
+  const browser = await create();
+  expect(await h.chromiumIds()).toContain(browser.id);
+  const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+  const disconnected = new Promise<void>((resolve) => client.once("disconnected", () => resolve()));
+
+  const stopped = await h.client.stopBrowser({ projectId: project, browserId: browser.id });
+  expect(stopped.status).toBe("stopped");
+  expect(stopped.finishedAt).toBeInstanceOf(Date);
+  expect(stopped.stopReason).toBe("caller");
+  await disconnected;
+  expect(await handshake(browser.cdpUrl)).toBe(404);
+  await eventually(
+    async () => ((await h.chromiumIds()).includes(browser.id) ? undefined : true),
+    10_000,
+    "Chromium gone",
+  );
+
+  const again = await h.client.stopBrowser({ projectId: project, browserId: browser.id });
+  expect(again.status).toBe("stopped");
+  expect(again.finishedAt).toEqual(stopped.finishedAt);
+  const read = await h.client.getBrowser({ projectId: project, browserId: browser.id });
+  expect(read).toMatchObject({ status: "stopped", stopReason: "caller", finishedAt: stopped.finishedAt });
+});
+
+test("a wrong or missing credential is refused, on the WebSocket and on /json/version", async () => {
+  const browser = await create();
+  const base = browser.cdpUrl.slice(0, browser.cdpUrl.lastIndexOf("/"));
+  const wrong = `${base}/${"A".repeat(32)}`;
+  expect(await handshake(wrong)).toBe(401);
+  expect(await handshake(base)).toBe(401);
+  expect((await fetch(`${wrong.replace(/^ws/, "http")}/json/version`)).status).toBe(401);
+  expect((await fetch(`${base.replace(/^ws/, "http")}/json/version`)).status).toBe(401);
+  expect(await handshake(browser.cdpUrl)).toBe("open");
+});
+
+test("another project's browser is NOT_FOUND, and its stop call changes nothing", async () => {
+  const browser = await create();
+  const other = randomUUID();
+  await expect(h.client.getBrowser({ projectId: other, browserId: browser.id })).rejects.toMatchObject({
+    code: 5,
+    kind: "not_found",
+  });
+  await expect(h.client.stopBrowser({ projectId: other, browserId: browser.id })).rejects.toMatchObject({ code: 5 });
+  const list = await h.client.listBrowsers({ projectId: other, pageNumber: 1, pageSize: 10 });
+  expect(list.items).toEqual([]);
+  expect((await h.client.getBrowser({ projectId: project, browserId: browser.id })).status).toBe("active");
+});

@@ -1,0 +1,156 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "@bas/embedded-infra";
+import { createTestInfra, type TestInfra } from "@bas/testing";
+import puppeteer from "puppeteer-core";
+import { createKubernetesDriver, loadKubeApi } from "../src/adapters/kubernetes/kubernetes-driver";
+import { browserPodManifest } from "../src/adapters/kubernetes/pod-manifest";
+import { type FakeKubeApi, startFakeKubeApi } from "./support/fake-kube-api";
+import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
+import { startTestSite, TEST_PAGE_TITLE } from "./support/test-site";
+
+let api: FakeKubeApi;
+let devtoolsPort: number;
+let infra: TestInfra;
+let dataDir: string;
+let site: Awaited<ReturnType<typeof startTestSite>>;
+const harnesses: PoolHarness[] = [];
+const silent = { warn: () => undefined };
+const project = randomUUID();
+
+beforeAll(async () => {
+  devtoolsPort = await freePort();
+  [api, infra, site] = await Promise.all([startFakeKubeApi({ devtoolsPort }), createTestInfra(), startTestSite()]);
+  dataDir = mkdtempSync(join(tmpdir(), "bas-bp-k8s-"));
+});
+afterAll(async () => {
+  for (const h of harnesses) await h.close();
+  await api?.close();
+  await infra?.close();
+  await site?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function startWithPods(nodeId: string, env: Record<string, string> = {}, readyTimeoutMs = 20_000) {
+  const driver = createKubernetesDriver({
+    // The real @kubernetes/client-node (loaded by dynamic import) against the stand-in API server.
+    api: await loadKubeApi({ server: api.url }),
+    namespace: "browsers",
+    nodeId,
+    deployment: infra.namespace,
+    image: "chromedp/headless-shell:latest",
+    devtoolsPort,
+    resources: { cpu: "250m", memory: "512Mi" },
+    proxyHost: "127.0.0.1",
+    readyTimeoutMs,
+    pollMs: 200,
+    log: silent,
+  });
+  const h = await startPoolHarness(
+    { NODE_ID: nodeId, BROWSER_DRIVER: "kubernetes", ...env },
+    { driver },
+    { infra, dataDir },
+  );
+  harnesses.push(h);
+  return h;
+}
+
+const podOf = (browserId: string) => api.pods().find((p) => p.metadata?.labels?.["bas.dev/browser-id"] === browserId);
+
+test("one pod per browser, labelled for its replica; CDP reaches it on the pod IP through the proxy; stop deletes the pod", async () => {
+  const h = await startWithPods(`k8s-${randomUUID().slice(0, 8)}`);
+  const browser = await h.client.createBrowser({
+    projectId: project,
+    settings: { proxyCountryCode: "us", screenWidth: 1280, screenHeight: 800, record: false },
+    timeoutMinutes: 0,
+    metadata: {},
+  });
+  const pod = podOf(browser.id)!;
+  expect(pod.metadata!.labels).toMatchObject({
+    "bas.dev/node": h.env.NODE_ID,
+    "app.kubernetes.io/managed-by": "bas-browser-pool",
+  });
+  expect(pod.status!.podIP).toMatch(/^127\.0\.0\.(?!1$)\d+$/);
+  expect(api.calls).toContain("POST /api/v1/namespaces/browsers/pods");
+
+  const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+  const page = await client.newPage();
+  await page.goto(site.url);
+  expect(await page.title()).toBe(TEST_PAGE_TITLE);
+  expect(await page.evaluate(() => [window.outerWidth, window.outerHeight])).toEqual([1280, 800]);
+  await client.disconnect();
+
+  await h.client.stopBrowser({ projectId: project, browserId: browser.id });
+  await eventually(async () => (podOf(browser.id) ? undefined : true), 10_000, "pod deleted");
+  expect(api.calls).toContain(`DELETE /api/v1/namespaces/browsers/pods/${pod.metadata!.name}`);
+});
+
+test("a pod whose container dies is a crashed browser", async () => {
+  const h = await startWithPods(`k8s-${randomUUID().slice(0, 8)}`);
+  const browser = await h.client.createBrowser({
+    projectId: project,
+    settings: undefined,
+    timeoutMinutes: 0,
+    metadata: {},
+  });
+  await api.crash(podOf(browser.id)!.metadata!.name!);
+  await eventually(async () => {
+    const b = await h.client.getBrowser({ projectId: project, browserId: browser.id });
+    return b.status === "stopped" && b.stopReason === "crash" ? true : undefined;
+  });
+  await eventually(async () => (podOf(browser.id) ? undefined : true), 10_000, "crashed pod deleted");
+});
+
+test("a pod that never becomes Ready: the create fails UNAVAILABLE, the pod is deleted, the browser recorded stopped", async () => {
+  const h = await startWithPods(`k8s-${randomUUID().slice(0, 8)}`, {}, 1_500);
+  const other = randomUUID();
+  api.failNextPods(1);
+  await expect(
+    h.client.createBrowser({ projectId: other, settings: undefined, timeoutMinutes: 0, metadata: {} }),
+  ).rejects.toMatchObject({ code: 14, kind: "unavailable" });
+  const list = await h.client.listBrowsers({ projectId: other, pageNumber: 1, pageSize: 10 });
+  expect(list.items.map((b) => [b.status, b.stopReason])).toEqual([["stopped", "crash"]]);
+  expect(podOf(list.items[0].id)).toBeUndefined();
+});
+
+test("a restarted replica adopts its Ready pods and deletes its orphans", async () => {
+  const nodeId = `k8s-${randomUUID().slice(0, 8)}`;
+  const cdpPort = String(await freePort());
+  const first = await startWithPods(nodeId, { CDP_PORT: cdpPort, STOP_BROWSERS_ON_SHUTDOWN: "false" });
+  const kept = await first.client.createBrowser({
+    projectId: project,
+    settings: undefined,
+    timeoutMinutes: 0,
+    metadata: {},
+  });
+  await first.close();
+  harnesses.splice(harnesses.indexOf(first), 1);
+  expect(podOf(kept.id)).toBeDefined();
+  // A pod of this replica that no browser record names (created just before a crash).
+  const orphanId = randomUUID();
+  await api.seed(
+    browserPodManifest({
+      browserId: orphanId,
+      namespace: "browsers",
+      nodeId,
+      deployment: infra.namespace,
+      image: "x",
+      devtoolsPort,
+      screenWidth: 800,
+      screenHeight: 600,
+      proxyServer: null,
+      resources: { cpu: "1", memory: "1Gi" },
+    }),
+  );
+
+  const second = await startWithPods(nodeId, { CDP_PORT: cdpPort });
+  expect(podOf(orphanId)).toBeUndefined();
+  expect(podOf(kept.id)).toBeDefined();
+  expect((await second.client.getBrowser({ projectId: project, browserId: kept.id })).status).toBe("active");
+  const client = await puppeteer.connect({ browserWSEndpoint: kept.cdpUrl, defaultViewport: null });
+  expect(await (await client.newPage()).evaluate(() => navigator.userAgent)).toMatch(/Chrome/);
+  await client.disconnect();
+  await second.client.stopBrowser({ projectId: project, browserId: kept.id });
+});

@@ -1,0 +1,143 @@
+import { randomUUID } from "node:crypto";
+import { createNatsEventStore } from "@bas/event-store";
+import puppeteer from "puppeteer-core";
+import { findProcessesByArgPrefix, processGroupOf } from "../src/adapters/local/proc-fs";
+import { handshake } from "./support/cdp-handshake";
+import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
+import { startTestSite, TEST_PAGE_TITLE } from "./support/test-site";
+
+let h: PoolHarness;
+let site: Awaited<ReturnType<typeof startTestSite>>;
+const project = randomUUID();
+
+beforeAll(async () => {
+  [h, site] = await Promise.all([startPoolHarness(), startTestSite()]);
+});
+afterAll(async () => {
+  await h?.close();
+  await site?.close();
+});
+
+const stoppedWith = (browserId: string, reason: string) =>
+  eventually(
+    async () => {
+      const b = await h.client.getBrowser({ projectId: project, browserId });
+      return b.status === "stopped" && b.stopReason === reason ? b : undefined;
+    },
+    15_000,
+    `browser stopped (${reason})`,
+  );
+
+test("a browser whose timeout elapses stops by itself, with finishedAt, and its Chromium ends", async () => {
+  const created = await h.client.createBrowser({
+    projectId: project,
+    settings: undefined,
+    timeoutMinutes: 1,
+    metadata: {},
+  });
+  // Counted from the request; the launch takes a moment of it.
+  const lifetime = created.timeoutAt!.getTime() - created.startedAt!.getTime();
+  expect(lifetime).toBeGreaterThan(50_000);
+  expect(lifetime).toBeLessThanOrEqual(60_000);
+  h.clock.advance(61_000);
+  const stopped = await stoppedWith(created.id, "timeout");
+  expect(stopped.finishedAt!.getTime()).toBeGreaterThanOrEqual(created.timeoutAt!.getTime());
+  await eventually(async () => ((await h.chromiumIds()).includes(created.id) ? undefined : true), 10_000);
+});
+
+test("a browser whose Chromium dies is recorded stopped with reason crash", async () => {
+  const created = await h.client.createBrowser({
+    projectId: project,
+    settings: undefined,
+    timeoutMinutes: 0,
+    metadata: {},
+  });
+  const [process0] = await findProcessesByArgPrefix(`--user-data-dir=${h.dataDir}/${created.id}`);
+  const group = await processGroupOf(process0.pid);
+  process.kill(-group!, "SIGKILL");
+  const stopped = await stoppedWith(created.id, "crash");
+  expect(stopped.finishedAt).toBeInstanceOf(Date);
+  await eventually(async () => ((await handshake(created.cdpUrl)) === 404 ? true : undefined), 5_000);
+});
+
+test("acquire is idempotent per session, its internal URL works, release stops it (session_ended)", async () => {
+  const sessionId = randomUUID();
+  const settings = { proxyCountryCode: "us", screenWidth: 1280, screenHeight: 800, record: false };
+  const first = await h.client.acquireBrowser({ projectId: project, sessionId, settings });
+  const second = await h.client.acquireBrowser({ projectId: project, sessionId, settings });
+  expect(second.browser!.id).toBe(first.browser!.id);
+  expect(first.browser!.agentSessionId).toBe(sessionId);
+  expect(second.internalCdpUrl).toBe(first.internalCdpUrl);
+
+  const client = await puppeteer.connect({ browserWSEndpoint: first.internalCdpUrl, defaultViewport: null });
+  const page = await client.newPage();
+  await page.goto(site.url);
+  expect(await page.title()).toBe(TEST_PAGE_TITLE);
+  expect(await page.evaluate(() => [window.outerWidth, window.outerHeight])).toEqual([1280, 800]);
+  await client.disconnect();
+
+  const released = await h.client.releaseBrowser({ projectId: project, sessionId });
+  expect(released).toMatchObject({ id: first.browser!.id, status: "stopped", stopReason: "session_ended" });
+  const again = await h.client.releaseBrowser({ projectId: project, sessionId });
+  expect(again.status).toBe("stopped");
+  const next = await h.client.acquireBrowser({ projectId: project, sessionId, settings });
+  expect(next.browser!.id).not.toBe(first.browser!.id);
+  expect(next.browser!.status).toBe("active");
+  await h.client.releaseBrowser({ projectId: project, sessionId });
+});
+
+test.each([
+  ["SessionStopped", { reason: "user" }],
+  ["SessionTimedOut", { inactiveSince: new Date().toISOString() }],
+  ["SandboxFailed", { error: "boom" }],
+  ["SessionDeleted", {}],
+])("the session's %s event stops its browser with reason session_ended", async (type, data) => {
+  const sessionId = randomUUID();
+  const { browser } = await h.client.acquireBrowser({ projectId: project, sessionId, settings: undefined });
+  const store = createNatsEventStore(h.infra);
+  await store.append({ type: "session", id: sessionId }, [{ type, data }], 0);
+  await stoppedWith(browser!.id, "session_ended");
+});
+
+test("metadata and settings are kept; the list is newest first and paged", async () => {
+  const other = randomUUID();
+  const made = [];
+  for (const n of [1, 2, 3]) {
+    made.push(
+      await h.client.createBrowser({
+        projectId: other,
+        settings: { proxyCountryCode: undefined, screenWidth: 1024, screenHeight: 768, record: false },
+        timeoutMinutes: 5,
+        metadata: { n: String(n), team: "qa" },
+      }),
+    );
+  }
+  const page1 = await h.client.listBrowsers({ projectId: other, pageNumber: 1, pageSize: 2 });
+  const page2 = await h.client.listBrowsers({ projectId: other, pageNumber: 2, pageSize: 2 });
+  expect(page1.totalItems).toBe(3);
+  expect(page1.items.map((b) => b.metadata.n)).toEqual(["3", "2"]);
+  expect(page2.items.map((b) => b.metadata.n)).toEqual(["1"]);
+  expect(page2).toMatchObject({ pageNumber: 2, pageSize: 2, totalItems: 3 });
+  expect(page1.items[0].settings).toMatchObject({ screenWidth: 1024, screenHeight: 768 });
+  expect(page1.items[0].settings!.proxyCountryCode).toBeUndefined();
+  for (const b of made) await h.client.stopBrowser({ projectId: other, browserId: b.id });
+});
+
+test("bad input over gRPC is INVALID_ARGUMENT naming the REST field", async () => {
+  await expect(
+    h.client.createBrowser({ projectId: project, settings: undefined, timeoutMinutes: 241, metadata: {} }),
+  ).rejects.toMatchObject({ code: 3, field: ["body", "timeout"] });
+  const metadata = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, "v"]));
+  await expect(
+    h.client.createBrowser({ projectId: project, settings: undefined, timeoutMinutes: 0, metadata }),
+  ).rejects.toMatchObject({ code: 3, field: ["body", "metadata"] });
+  await expect(
+    h.client.createBrowser({
+      projectId: project,
+      settings: { screenWidth: 100, screenHeight: 600, record: false },
+      timeoutMinutes: 0,
+      metadata: {},
+    }),
+  ).rejects.toMatchObject({ code: 3, field: ["body", "browserScreenWidth"] });
+  await expect(h.client.getBrowser({ projectId: project, browserId: "not-a-uuid" })).rejects.toMatchObject({ code: 5 });
+});

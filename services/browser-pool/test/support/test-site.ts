@@ -1,0 +1,23 @@
+import { createServer } from "node:http";
+
+export const TEST_PAGE_TITLE = "BAS browser-pool test page";
+
+/** A local web page for browsers to open (the tests never reach the internet). */
+export async function startTestSite(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const title = req.url === "/second" ? "Second page" : TEST_PAGE_TITLE;
+    const body = `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1>${"<p>filler</p>".repeat(200)}</body></html>`;
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,42 @@
+import { commonEnv, envPort, loadConfig } from "@bas/service-kit";
+import { z } from "zod";
+
+// An empty variable means "not set", as in most deployment tools.
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === "" ? undefined : v), schema.optional());
+
+const address = z.string().regex(/^[^\s/]+:\d{1,5}$/, "expected host:port");
+
+export const gatewayEnv = {
+  ...commonEnv,
+  /** HTTP port of the REST API; 0 picks a free one. */
+  PORT: envPort(8080),
+  HOST: z.string().default("0.0.0.0"),
+  /** gRPC port of the ProjectAdmin service. */
+  GRPC_PORT: envPort(50050),
+  /** Public base URL of the REST API, used in presigned blob URLs; default http://127.0.0.1:<PORT>. */
+  PUBLIC_URL: optional(z.url().transform((u) => u.replace(/\/+$/, ""))),
+  /** Made valid for the default project at start. */
+  BOOTSTRAP_API_KEY: optional(
+    z.string().regex(/^bas_[\x21-\x7e]{16,196}$/, "must start with bas_ and have at least 16 more characters"),
+  ),
+  SESSIONS_ADDR: optional(address),
+  BROWSER_POOL_ADDR: optional(address),
+  RUNNER_ADDR: optional(address),
+  BILLING_ADDR: optional(address),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+  /** HMAC key of presigned blob URLs; shared by every gateway replica. Random per process when unset. */
+  BLOB_SIGNING_KEY: optional(z.string().min(32, "at least 32 characters")),
+  API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
+  /** Single-session reads are cached until the session changes; this bounds staleness if a change notice is lost. */
+  SESSION_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
+  /** Path to a JSON model catalog; default the built-in 21 models. */
+  MODEL_CATALOG: optional(z.string()),
+  /** Deadline of calls to other services. */
+  GRPC_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
+};
+
+export type GatewayConfig = z.infer<z.ZodObject<typeof gatewayEnv>>;
+
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  return loadConfig(gatewayEnv, env);
+}

@@ -1,0 +1,71 @@
+import Router from "@koa/router";
+import Koa, { type Context } from "koa";
+import type { Authenticator } from "../app/authenticator";
+import { authenticateRequest, API_KEY_HEADER } from "./auth";
+import { createBodyReader } from "./body";
+import { errorMiddleware } from "./error-middleware";
+import type { GatewayDeps } from "./gateway-deps";
+import type { AnyRoute, AuthenticatedProject, RequestSchemas, RouteResult } from "./route";
+import { validateRequest } from "./validate-request";
+
+export interface HttpAppOptions {
+  authenticator: Authenticator;
+  maxBodyBytes: number;
+}
+
+/** `/api/v3/sessions/{id}` → `/api/v3/sessions/:id` */
+const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
+
+// Static segments before parameters, so `/x/docs` is never taken for `/x/{id}`.
+const specificity = (path: string) => path.split("/").map((s) => (s.startsWith("{") ? "~" : s));
+function byPath(a: AnyRoute, b: AnyRoute): number {
+  const x = specificity(a.path);
+  const y = specificity(b.path);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1;
+  return x.length - y.length;
+}
+
+function abortOnDisconnect(ctx: Context): AbortSignal {
+  const controller = new AbortController();
+  ctx.res.once("close", () => {
+    if (!ctx.res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+function write(ctx: Context, result: RouteResult) {
+  ctx.status = result.status ?? 200;
+  for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
+  if (result.body === undefined) return;
+  if (result.type) ctx.type = result.type;
+  ctx.body = result.body;
+}
+
+/** The Koa application: one error middleware, then one router entry per registered route. */
+export function createHttpApp(routes: readonly AnyRoute[], deps: GatewayDeps, options: HttpAppOptions): Koa {
+  const app = new Koa();
+  // Errors are answered and logged by errorMiddleware; Koa's default stderr printing would duplicate them.
+  app.silent = true;
+  app.on("error", (err) => deps.log.warn({ err }, "response stream failed"));
+  app.use(errorMiddleware(deps.log));
+
+  const readBody = createBodyReader(options.maxBodyBytes);
+  const router = new Router();
+  for (const route of [...routes].sort(byPath)) {
+    const schemas: RequestSchemas = (typeof route.request === "function" ? route.request(deps) : route.request) ?? {};
+    router[route.method](koaPath(route.path), async (ctx) => {
+      let project: AuthenticatedProject | undefined;
+      if (route.auth === "api-key") project = await authenticateRequest(ctx.get(API_KEY_HEADER), options.authenticator);
+      const body = schemas.body ? await readBody(ctx) : undefined;
+      const valid = validateRequest(schemas, { params: ctx.params, query: ctx.query, body });
+      const result = await route.handler(
+        { ...valid, project, headers: ctx.headers, signal: abortOnDisconnect(ctx) },
+        deps,
+      );
+      write(ctx, result);
+    });
+  }
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,33 @@
+import type { BlobStore, BlobUrlSigner } from "@bas/blobs";
+import type { ModelCatalog } from "@bas/models";
+import type { billing, browserPool, sessions } from "@bas/proto";
+import type { Logger, PromiseClient } from "@bas/service-kit";
+import type { CreditCheck } from "../app/credit-check";
+import type { HealthReport } from "../app/health";
+import type { OwnKeyCheck } from "../app/own-key-check";
+import type { SessionCache } from "../app/session-cache";
+
+/**
+ * Everything a route handler may use, built once in `service.ts`. A client whose address is not configured still
+ * exists: its calls fail with UNAVAILABLE, which the error middleware answers with 503.
+ */
+export interface GatewayDeps {
+  sessions: PromiseClient<InstanceType<typeof sessions.SessionsClient>>;
+  browserPool: PromiseClient<InstanceType<typeof browserPool.BrowserPoolClient>>;
+  billing: PromiseClient<InstanceType<typeof billing.BillingClient>>;
+  /** Throws `insufficient_credit` (402) when the project may not start more work. */
+  requireCredit: CreditCheck;
+  /** With `use_own_key`: throws `bad_request` (400) when the project stored no key for the model's provider. */
+  requireOwnKey: OwnKeyCheck;
+  /** Single-session reads, invalidated by the sessions service's change notices. */
+  sessionCache: SessionCache;
+  blobs: BlobStore;
+  urls: BlobUrlSigner;
+  models: ModelCatalog;
+  /** The gateway's public base URL (no trailing slash). */
+  publicUrl: string;
+  health(): Promise<HealthReport>;
+  /** The generated OpenAPI document of every registered route. */
+  openApiDocument(): object;
+  log: Logger;
+}

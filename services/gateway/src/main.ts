@@ -1,0 +1,9 @@
+import { runService } from "@bas/service-kit/lifecycle";
+
+// The service's modules are required only after runService has started OpenTelemetry, so that gRPC, HTTP and pg
+// are instrumented when they load.
+runService("gateway", async () => {
+  const { loadGatewayConfig } = require("./config") as typeof import("./config");
+  const { startGatewayService } = require("./service") as typeof import("./service");
+  return startGatewayService(loadGatewayConfig());
+});

@@ -1,0 +1,26 @@
+/**
+ * Every HTTP route of the gateway, one line each. To add a route: write its file (one route per file, named
+ * `<name>.<method>.ts`, exporting `route = defineRoute({...})`) and re-export it here under a unique name.
+ * The router, request validation, auth and the OpenAPI document all read this list.
+ */
+export { route as healthz } from "./meta/healthz.get";
+export { route as openApiDocument } from "./meta/openapi.get";
+export { route as docsPage } from "./meta/docs.get";
+export { route as docsAsset } from "./meta/docs-asset.get";
+export { route as blob } from "./blobs/get.get";
+
+export { route as v3ListSessions } from "./v3/sessions/list.get";
+export { route as v3CreateSession } from "./v3/sessions/create.post";
+export { route as v3GetSession } from "./v3/sessions/get.get";
+export { route as v3StopSession } from "./v3/sessions/stop.post";
+export { route as v3DeleteSession } from "./v3/sessions/delete.delete";
+export { route as v3ListSessionMessages } from "./v3/sessions/messages.get";
+
+export { route as v4CreateBrowser } from "./v4/browsers/create.post";
+export { route as v4ListBrowsers } from "./v4/browsers/list.get";
+export { route as v4GetBrowser } from "./v4/browsers/get.get";
+export { route as v4UpdateBrowser } from "./v4/browsers/update.patch";
+export { route as v3CreateBrowser } from "./v3/browsers/create.post";
+export { route as v3ListBrowsers } from "./v3/browsers/list.get";
+export { route as v3GetBrowser } from "./v3/browsers/get.get";
+export { route as v3UpdateBrowser } from "./v3/browsers/update.patch";

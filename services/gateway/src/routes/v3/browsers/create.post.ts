@@ -1,0 +1,3 @@
+import { createBrowserRoute } from "../../v4/browsers/browser-routes";
+
+export const route = createBrowserRoute("v3");

@@ -1,0 +1,3 @@
+import { updateBrowserRoute } from "../../v4/browsers/browser-routes";
+
+export const route = updateBrowserRoute("v3");

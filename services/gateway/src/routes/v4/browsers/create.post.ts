@@ -1,0 +1,3 @@
+import { createBrowserRoute } from "./browser-routes";
+
+export const route = createBrowserRoute("v4");

@@ -1,0 +1,3 @@
+import { getBrowserRoute } from "./browser-routes";
+
+export const route = getBrowserRoute("v4");

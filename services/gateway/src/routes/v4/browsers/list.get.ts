@@ -1,0 +1,3 @@
+import { listBrowsersRoute } from "./browser-routes";
+
+export const route = listBrowsersRoute("v4");

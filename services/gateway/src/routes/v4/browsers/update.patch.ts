@@ -1,0 +1,3 @@
+import { updateBrowserRoute } from "./browser-routes";
+
+export const route = updateBrowserRoute("v4");

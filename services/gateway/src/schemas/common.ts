@@ -1,0 +1,47 @@
+import { z } from "zod";
+
+/**
+ * Any 8-4-4-4-12 hex UUID (not only RFC versions 1-8), lowercased: ids are compared as lowercase strings downstream.
+ */
+const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+export const Uuid = z
+  .string()
+  .refine((s) => UUID_PATTERN.test(s), { message: "Input should be a valid UUID", params: { type: "uuid_parsing" } })
+  .transform((s) => s.toLowerCase())
+  .meta({ format: "uuid" });
+
+/** Path parameter `{id}`. */
+export const IdParams = z.object({ id: Uuid.describe("Resource id (UUID).") });
+
+const INTEGER_TEXT = /^\s*[+-]?\d{1,15}\s*$/;
+
+/**
+ * An integer query parameter. Query values are text: a value that is not an integer's digits is left as text so the
+ * integer check rejects it (`int_parsing`) instead of coercing `"1.5"` or `""` into a number.
+ */
+export function queryInt(options: { min: number; max?: number; default: number; description: string }) {
+  let inner = z.int().min(options.min);
+  if (options.max !== undefined) inner = inner.max(options.max);
+  return z.preprocess(
+    (v) => (typeof v === "string" && INTEGER_TEXT.test(v) ? Number(v) : v),
+    inner.default(options.default).describe(options.description),
+  );
+}
+
+/** A timestamp as the API writes it: ISO-8601 UTC. */
+export const DateTime = z.string().meta({ format: "date-time" });
+
+/** `{"detail": "..."}`: every non-validation error. */
+export const ErrorDetail = z.object({ detail: z.string() }).meta({ id: "ErrorDetail" });
+
+export const ValidationError = z
+  .object({
+    loc: z.array(z.union([z.string(), z.int()])),
+    msg: z.string(),
+    type: z.string(),
+  })
+  .meta({ id: "ValidationError" });
+
+export const HTTPValidationError = z
+  .object({ detail: z.array(ValidationError).optional() })
+  .meta({ id: "HTTPValidationError" });

@@ -1,0 +1,100 @@
+import { ensureStreams } from "@bas/event-store";
+import { createGrpcServer, type GrpcServer } from "@bas/service-kit";
+import { type Stack, startStack } from "./harness";
+
+// The other services answer health with the same grpc.health.v1 server every service uses (service-kit); these
+// servers stand where browser-pool, runner and billing would listen, so their health can be switched at will.
+let others: GrpcServer[];
+let addresses: string[];
+let stack: Stack;
+
+beforeAll(async () => {
+  others = [createGrpcServer(), createGrpcServer(), createGrpcServer()];
+  addresses = [];
+  for (const server of others) {
+    addresses.push(`127.0.0.1:${await server.listen("127.0.0.1", 0)}`);
+    server.setHealth("SERVING");
+  }
+  stack = await startStack({
+    env: { BROWSER_POOL_ADDR: addresses[0], RUNNER_ADDR: addresses[1], BILLING_ADDR: addresses[2] },
+  });
+});
+afterAll(async () => {
+  await stack.close();
+  await Promise.all(others.map((s) => s.close(0)));
+});
+
+const ALL_OK = { sessions: "ok", browserPool: "ok", runner: "ok", billing: "ok", eventStore: "ok", database: "ok" };
+
+test("200 when every service answers its health check and the event store accepts writes", async () => {
+  const reply = await stack.request("GET", "/healthz", { key: null });
+  expect(reply.status).toBe(200);
+  expect(reply.body).toEqual({ status: "ok", checks: ALL_OK });
+});
+
+test("503 naming the service that is not serving", async () => {
+  others[1].setHealth("NOT_SERVING");
+  try {
+    const reply = await stack.request("GET", "/healthz", { key: null });
+    expect(reply.status).toBe(503);
+    expect(reply.body).toEqual({
+      status: "unavailable",
+      detail: "Unavailable: runner: down",
+      checks: { ...ALL_OK, runner: "down" },
+    });
+  } finally {
+    others[1].setHealth("SERVING");
+  }
+  expect((await stack.request("GET", "/healthz", { key: null })).status).toBe(200);
+});
+
+test("503 when the event store does not accept writes", async () => {
+  const { jsm, streams } = stack.infra;
+  await jsm.streams.delete(streams.health.stream);
+  try {
+    const reply = await stack.request("GET", "/healthz", { key: null });
+    expect(reply.status).toBe(503);
+    expect(reply.body.checks).toEqual({ ...ALL_OK, eventStore: "down" });
+    expect(reply.body.detail).toBe("Unavailable: eventStore: down");
+  } finally {
+    await ensureStreams(jsm, streams);
+  }
+});
+
+test("503 when a service is unreachable or its address is not configured", async () => {
+  const partial = await startStack({ env: { RUNNER_ADDR: "127.0.0.1:1" } });
+  try {
+    const reply = await partial.request("GET", "/healthz", { key: null });
+    expect(reply.status).toBe(503);
+    expect(reply.body.checks).toEqual({
+      ...ALL_OK,
+      browserPool: "not configured",
+      runner: "down",
+      billing: "not configured",
+    });
+    expect(reply.body.detail).toBe("Unavailable: browserPool: not configured; runner: down; billing: not configured");
+  } finally {
+    await partial.close();
+  }
+});
+
+test("a call to a service that is down is 503 with Retry-After, never a 500", async () => {
+  const noSessions = await startStack({
+    sessions: false,
+    env: { SESSIONS_ADDR: "127.0.0.1:1", GRPC_DEADLINE_MS: "2000" },
+  });
+  try {
+    const reply = await noSessions.request("GET", "/api/v3/sessions");
+    expect(reply.status).toBe(503);
+    expect(reply.body).toEqual({ detail: "Service temporarily unavailable; retry shortly" });
+    expect(reply.headers.get("retry-after")).toBe("1");
+  } finally {
+    await noSessions.close();
+  }
+  const unconfigured = await startStack({ sessions: false });
+  try {
+    expect((await unconfigured.request("POST", "/api/v3/sessions", { body: { task: "x" } })).status).toBe(503);
+  } finally {
+    await unconfigured.close();
+  }
+});

@@ -1,0 +1,64 @@
+import type { Action } from "../domain/actions";
+import type { ActionOutcome } from "../domain/history";
+import { extractMessages } from "../domain/prompt";
+import type { Redactor } from "../domain/secrets";
+import { secretKeysIn } from "../domain/secrets";
+import type { BrowserDriver, TraceEntry } from "./browser-driver";
+import { BrowserGoneError, isModelFacing } from "./browser-errors";
+import { BudgetExceededError, type ModelCaller, ModelError } from "./ports";
+
+export interface RunActionDeps {
+  browser: BrowserDriver;
+  model: ModelCaller;
+  redact: Redactor;
+  signal: AbortSignal;
+  /** Collects replayable actions (code mode). */
+  trace?: TraceEntry[];
+  secrets(): Promise<Record<string, string>>;
+  extractMaxChars: number;
+}
+
+/**
+ * Runs one non-final action and says what happened in words for the model. Failures the model can react to (bad
+ * index, element gone, navigation error, a page that threw) come back as an error outcome instead of ending the task.
+ */
+export async function runAction(
+  action: Exclude<Action, { name: "done" }>,
+  call: string,
+  summary: string,
+  deps: RunActionDeps,
+): Promise<ActionOutcome & { pageChanged: boolean }> {
+  const { browser, redact } = deps;
+  try {
+    if (action.name === "extract") {
+      const page = await browser.pageContent(deps.extractMaxChars);
+      const reply = await deps.model.call({
+        messages: extractMessages(action.question, page.url, redact(page.text)),
+        signal: deps.signal,
+      });
+      const answer = redact(reply.content?.trim() || "(the model gave no answer)");
+      return { call, summary, result: answer, error: false, memory: true, pageChanged: false };
+    }
+    const needsSecrets = action.name === "input_text" && secretKeysIn(action.text).length > 0;
+    const result = await browser.act(action, {
+      secrets: needsSecrets ? await deps.secrets() : {},
+      trace: !!deps.trace,
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    });
+    if (result.trace) deps.trace?.push(result.trace);
+    return { call, summary, result: redact(result.result), error: false, pageChanged: result.pageChanged };
+  } catch (err) {
+    if (deps.signal.aborted || err instanceof ModelError || err instanceof BudgetExceededError) throw err;
+    if (!isModelFacing(err) && !browser.isConnected())
+      throw new BrowserGoneError("the browser went away", { cause: err });
+    // Anything else the page or CDP threw (a detached node, a navigation timeout) is the model's to work around.
+    const message = redact((err as Error).message.split("\n")[0]);
+    return {
+      call,
+      summary,
+      result: isModelFacing(err) ? message : `The action failed: ${message}`,
+      error: true,
+      pageChanged: false,
+    };
+  }
+}

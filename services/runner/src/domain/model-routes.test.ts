@@ -1,0 +1,52 @@
+import { createRouteTable, reasoningEffort } from "./model-routes";
+
+const canonical = (m: string) => ({ "svc-latest": "svc-max" })[m] ?? m;
+
+test("every model value resolves: its own override, its tier's, '*', then the default route", () => {
+  const table = createRouteTable({
+    baseUrl: "http://llm.test/v1",
+    apiKey: "service-key",
+    overrides: {
+      "svc-max": { model: "big-model", vision: true },
+      "claude-sonnet-4": { baseUrl: "http://anthropic-gw.test/v1", apiKey: "k2", provider: "anthropic" },
+      "*": { toolChoice: "auto" },
+    },
+    canonical,
+  });
+  expect(table.resolve("svc-latest")).toEqual({
+    baseUrl: "http://llm.test/v1",
+    model: "big-model",
+    apiKey: "service-key",
+    provider: "default",
+    vision: true,
+    reasoning: false,
+    toolChoice: "auto",
+  });
+  expect(table.resolve("claude-sonnet-4")).toMatchObject({
+    baseUrl: "http://anthropic-gw.test/v1",
+    model: "claude-sonnet-4",
+    apiKey: "k2",
+    provider: "anthropic",
+  });
+  expect(table.resolve("svc-mini").model).toBe("gpt-4.1-mini");
+  expect(table.resolve("o3")).toMatchObject({ model: "o3", reasoning: true });
+});
+
+test("LLM_MODEL serves every model value from one provider model", () => {
+  const table = createRouteTable({
+    baseUrl: "http://ollama:11434/v1",
+    defaultModel: "llama3.1",
+    overrides: {},
+    canonical,
+  });
+  expect(table.resolve("svc-ultra")).toMatchObject({ model: "llama3.1", provider: "default" });
+  expect(table.resolve("svc-ultra").apiKey).toBeUndefined();
+});
+
+test("thinkingLevel maps to reasoning_effort only for reasoning routes", () => {
+  const table = createRouteTable({ baseUrl: "http://x/v1", overrides: {}, canonical });
+  expect(reasoningEffort(table.resolve("o4-mini"), "high")).toBe("high");
+  expect(reasoningEffort(table.resolve("o4-mini"), "disabled")).toBe("minimal");
+  expect(reasoningEffort(table.resolve("o4-mini"), undefined)).toBeUndefined();
+  expect(reasoningEffort(table.resolve("gpt-4o"), "high")).toBeUndefined();
+});

@@ -1,0 +1,113 @@
+import { startFixtureSites, type FixtureSites } from "../../../../test/fixtures/sites";
+import {
+  lastInputText,
+  type RecordedRequest,
+  type ScriptedLlm,
+  startScriptedLlm,
+} from "../../../../test/support/scripted-llm";
+import { CdpBrowserDriver } from "../../src/adapters/cdp/cdp-browser-driver";
+import { runScript } from "../../src/adapters/node/script-runner";
+import { OpenAiChat } from "../../src/adapters/openai/openai-chat";
+import { type AgentOutcome, type AgentTask, type RecordedStep, runAgent } from "../../src/app/agent-loop";
+import { createModelCaller } from "../../src/app/model-caller";
+import type { TokenUsage } from "../../src/app/ports";
+import type { OutputMode } from "../../src/domain/actions";
+import { createRouteTable } from "../../src/domain/model-routes";
+import { createRedactor } from "../../src/domain/secrets";
+import { findChromium } from "@bas/embedded-infra";
+import { launchTestChromium, type TestChromium } from "../../../../test/support/chromium";
+
+export interface AgentRun {
+  outcome: AgentOutcome;
+  steps: RecordedStep[];
+  usage: TokenUsage[];
+  totals: TokenUsage;
+}
+
+export interface RunOptions {
+  mode?: OutputMode;
+  secrets?: Record<string, string>;
+  maxSteps?: number;
+  /** The model takes images: a screenshot goes with each step. */
+  vision?: boolean;
+  signal?: AbortSignal;
+  onStep?: (step: RecordedStep) => void;
+}
+
+/** A real Chromium, the fixture sites and the scripted model, wired to the agent loop as the runner wires it. */
+export interface AgentHarness {
+  sites: FixtureSites;
+  llm: ScriptedLlm;
+  chrome: TestChromium;
+  run(key: string, task: string, options?: RunOptions): Promise<AgentRun>;
+  close(): Promise<void>;
+}
+
+export async function startAgentHarness(): Promise<AgentHarness> {
+  const [sites, llm, chrome] = await Promise.all([
+    startFixtureSites({ spaDelayMs: 300 }),
+    startScriptedLlm(),
+    launchTestChromium(),
+  ]);
+  const chat = new OpenAiChat({ timeoutMs: 20_000, maxRetries: 2 });
+  return {
+    sites,
+    llm,
+    chrome,
+    async run(key, task, options = {}) {
+      const route = createRouteTable({ baseUrl: llm.url, apiKey: key, overrides: {}, canonical: (m) => m }).resolve(
+        "svc-max",
+      );
+      const redact = createRedactor(options.secrets ?? {});
+      const usage: TokenUsage[] = [];
+      const model = createModelCaller({
+        complete: (request) => chat.complete({ route, apiKey: route.apiKey }, request),
+        recordUsage: async (u) => {
+          usage.push(u);
+        },
+        redact,
+      });
+      const steps: RecordedStep[] = [];
+      const browser = await CdpBrowserDriver.connect(chrome.wsEndpoint);
+      const agentTask: AgentTask = {
+        task,
+        mode: options.mode ?? {},
+        secretKeys: Object.keys(options.secrets ?? {}),
+        maxSteps: options.maxSteps ?? 20,
+        vision: options.vision ?? false,
+      };
+      try {
+        const outcome = await runAgent(agentTask, {
+          browser,
+          model,
+          secrets: async () => options.secrets ?? {},
+          redact,
+          recordStep: async (step) => {
+            steps.push(step);
+            options.onStep?.(step);
+          },
+          signal: options.signal ?? new AbortController().signal,
+          now: () => new Date(),
+          runScript: (code, env) => runScript(code, env, { chromiumPath: findChromium(), timeoutMs: 60_000 }),
+          options: { maxObserveChars: 40_000, extractMaxChars: 60_000, schemaRetries: 2, screenshots: false },
+        });
+        return { outcome, steps, usage, totals: model.totals() };
+      } finally {
+        await browser.disconnect();
+      }
+    },
+    async close() {
+      await Promise.all([sites.close(), llm.close(), chrome.close()]);
+    },
+  };
+}
+
+/** The [index] the agent showed the model for the first element line matching `pattern` (e.g. /<button>Search/). */
+export function indexOf(request: RecordedRequest, pattern: RegExp): number {
+  const text = lastInputText(request);
+  for (const line of text.split("\n")) {
+    const match = /^\[(\d+)\](.*)$/.exec(line);
+    if (match && pattern.test(match[2])) return Number(match[1]);
+  }
+  throw new Error(`no element matching ${pattern} in the observation:\n${text.slice(0, 3000)}`);
+}

@@ -1,0 +1,132 @@
+import type { sessions } from "@bas/proto";
+import { InvalidArgumentError, NotFoundError } from "@bas/service-kit";
+import Decimal from "decimal.js";
+import type { CreateSessionInput } from "../../app/create-session";
+import type { MessageCursor } from "../../app/ports";
+import type { StopStrategy } from "../../domain/commands";
+import type { JsonValue } from "../../domain/events";
+
+/**
+ * Checks what crosses the protocol boundary. The gateway validates the REST body first (and answers 422 in the
+ * contract's shape); these checks keep the service safe on its own: ids reach NATS subjects, so only UUIDs pass.
+ */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DECIMAL = /^(?!^[-+.]*$)[+-]?0*\d*\.?\d*$/;
+const THINKING_LEVELS = ["disabled", "low", "medium", "high"];
+
+const invalid = (field: (string | number)[], message: string) => new InvalidArgumentError(message, { field });
+
+export const isUuid = (value: string) => UUID.test(value);
+
+/** A session id from the caller or the runner; anything that is not a UUID cannot name a session. */
+export function sessionIdOf(value: string): string {
+  if (!UUID.test(value)) throw new NotFoundError("Session not found");
+  return value.toLowerCase();
+}
+
+export function projectIdOf(value: string): string {
+  if (!value || value.length > 200) throw invalid(["project_id"], "project_id is required");
+  return value;
+}
+
+function optionalUuid(value: string | undefined, field: string): string | null {
+  if (value === undefined || value === "") return null;
+  if (!UUID.test(value)) throw invalid(["body", field], `${field} must be a UUID`);
+  return value.toLowerCase();
+}
+
+function maxCost(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  const ok = DECIMAL.test(value) && value !== "" && new Decimal(value).gt(0);
+  if (!ok) throw invalid(["body", "maxCostUsd"], "maxCostUsd must be a positive decimal");
+  return value;
+}
+
+function screen(browser: sessions.BrowserSettings | undefined): { width: number | null; height: number | null } {
+  const width = browser?.screenWidth ?? null;
+  const height = browser?.screenHeight ?? null;
+  if ((width === null) !== (height === null)) {
+    throw invalid(["body", "browserScreenWidth"], "browserScreenWidth and browserScreenHeight go together");
+  }
+  if (width !== null && (width < 320 || width > 7680)) throw invalid(["body", "browserScreenWidth"], "out of range");
+  if (height !== null && (height < 240 || height > 4320))
+    throw invalid(["body", "browserScreenHeight"], "out of range");
+  return { width, height };
+}
+
+function outputSchema(value: unknown): JsonValue | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw invalid(["body", "outputSchema"], "outputSchema must be a JSON Schema object");
+  }
+  return value as JsonValue;
+}
+
+export function createSessionInput(req: sessions.CreateSessionRequest): CreateSessionInput {
+  const projectId = projectIdOf(req.projectId);
+  if (req.task !== undefined && !req.task.trim()) throw invalid(["body", "task"], "task must not be empty");
+  const task = req.task ?? null;
+  if (!req.model) throw invalid(["body", "model"], "model is required");
+  if (req.thinkingLevel !== undefined && !THINKING_LEVELS.includes(req.thinkingLevel)) {
+    throw invalid(["body", "thinkingLevel"], `thinkingLevel must be one of ${THINKING_LEVELS.join(", ")}`);
+  }
+  const country = req.browser?.proxyCountryCode;
+  if (country !== undefined && !/^[a-z]{2}$/.test(country)) {
+    throw invalid(["body", "proxyCountryCode"], "proxyCountryCode must be a lowercase two-letter code");
+  }
+  for (const key of Object.keys(req.sensitiveData)) {
+    if (!key.trim()) throw invalid(["body", "sensitiveData"], "sensitiveData keys must not be empty");
+  }
+  const key = req.idempotencyKey;
+  if (key !== undefined && (key.length === 0 || key.length > 255)) {
+    throw invalid(["header", "Idempotency-Key"], "an idempotency key has 1 to 255 characters");
+  }
+  const { width, height } = screen(req.browser);
+  return {
+    settings: {
+      projectId,
+      model: req.model,
+      thinkingLevel: req.thinkingLevel ?? null,
+      useOwnKey: req.useOwnKey,
+      maxCostUsd: maxCost(req.maxCostUsd),
+      workspaceId: optionalUuid(req.workspaceId, "workspaceId"),
+      profileId: optionalUuid(req.browser?.profileId, "profileId"),
+      proxyCountryCode: country ?? null,
+      screenWidth: width,
+      screenHeight: height,
+      record: req.browser?.record ?? false,
+      inbox: req.inbox,
+    },
+    task,
+    sessionId: req.sessionId === undefined ? null : sessionIdOf(req.sessionId),
+    keepAlive: req.keepAlive,
+    codeMode: req.codeMode,
+    outputSchema: outputSchema(req.outputSchema),
+    sensitiveData: { ...req.sensitiveData },
+    idempotencyKey: key ?? null,
+  };
+}
+
+export function pageOf(req: sessions.ListSessionsRequest): { page: number; pageSize: number } {
+  const page = req.page || 1;
+  const pageSize = req.pageSize || 20;
+  if (page < 1) throw invalid(["query", "page"], "page must be at least 1");
+  if (pageSize < 1 || pageSize > 100) throw invalid(["query", "page_size"], "page_size must be between 1 and 100");
+  return { page, pageSize };
+}
+
+export function strategyOf(value: string): StopStrategy {
+  if (value === "" || value === "session") return "session";
+  if (value === "task") return "task";
+  throw invalid(["body", "strategy"], "strategy must be task or session");
+}
+
+export function cursorOf(req: sessions.ListMessagesRequest): MessageCursor {
+  const limit = req.limit || 50;
+  if (limit < 1 || limit > 100) throw invalid(["query", "limit"], "limit must be between 1 and 100");
+  for (const field of ["after", "before"] as const) {
+    const value = req[field];
+    if (value !== undefined && !UUID.test(value)) throw invalid(["query", field], `${field} must be a message id`);
+  }
+  return { after: req.after?.toLowerCase(), before: req.before?.toLowerCase(), limit };
+}

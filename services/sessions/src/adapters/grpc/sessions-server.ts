@@ -1,0 +1,46 @@
+import type { sessions } from "@bas/proto";
+import { type HandlerLog, unaryService } from "@bas/service-kit";
+import type { CreateSessionInput } from "../../app/create-session";
+import type { SessionRecord } from "../../app/ports";
+import type { SessionLifecycle } from "../../app/session-lifecycle";
+import type { SessionReads } from "../../app/session-reads";
+import { createSessionInput, cursorOf, pageOf, projectIdOf, sessionIdOf, strategyOf } from "./requests";
+import { toProtoMessage, toProtoSession } from "./to-proto";
+
+export interface SessionsServerDeps {
+  create(input: CreateSessionInput): Promise<SessionRecord>;
+  lifecycle: SessionLifecycle;
+  reads: SessionReads;
+  log?: HandlerLog;
+}
+
+/** The gateway-facing `Sessions` service: thin, validating what crosses the boundary. */
+export function sessionsServer(deps: SessionsServerDeps): sessions.SessionsServer {
+  const { lifecycle, reads } = deps;
+  return unaryService(
+    {
+      createSession: async (req: sessions.CreateSessionRequest) =>
+        toProtoSession(await deps.create(createSessionInput(req))),
+      getSession: async (req: sessions.GetSessionRequest) =>
+        toProtoSession(await reads.get(projectIdOf(req.projectId), sessionIdOf(req.sessionId))),
+      listSessions: async (req: sessions.ListSessionsRequest): Promise<sessions.ListSessionsResponse> => {
+        const { page, pageSize } = pageOf(req);
+        const result = await reads.list(projectIdOf(req.projectId), page, pageSize);
+        return { ...result, sessions: result.records.map(toProtoSession) };
+      },
+      stopSession: async (req: sessions.StopSessionRequest) =>
+        toProtoSession(
+          await lifecycle.stop(projectIdOf(req.projectId), sessionIdOf(req.sessionId), strategyOf(req.strategy)),
+        ),
+      deleteSession: async (req: sessions.DeleteSessionRequest) => {
+        await lifecycle.delete(projectIdOf(req.projectId), sessionIdOf(req.sessionId));
+        return {};
+      },
+      listMessages: async (req: sessions.ListMessagesRequest): Promise<sessions.ListMessagesResponse> => {
+        const page = await reads.messages(projectIdOf(req.projectId), sessionIdOf(req.sessionId), cursorOf(req));
+        return { messages: page.messages.map(toProtoMessage), hasMore: page.hasMore };
+      },
+    },
+    deps.log,
+  );
+}

@@ -1,0 +1,56 @@
+import { billing } from "@bas/proto";
+import type { Projection } from "@bas/event-store";
+import { sql } from "kysely";
+import { LEDGER_SESSION } from "../../app/ports";
+import type { SessionsDb } from "./schema";
+
+/** A decimal string as billing sends it, or "0" when it sent none. */
+const decimal = (value: string | undefined) => (value && value.length > 0 ? value : "0");
+
+/**
+ * Copies the running totals billing writes on every `ChargeRecorded` (and `BudgetExceeded`) of a session's ledger,
+ * keeping the latest: the sessions service never adds money up itself.
+ */
+export const sessionCostsProjection: Projection<SessionsDb> = {
+  name: "sessions-costs",
+  aggregateType: LEDGER_SESSION,
+  async setup(db) {
+    await sql`create table if not exists session_costs (
+      session_id text primary key,
+      sequence bigint not null,
+      proxy_used_mb text not null,
+      llm_cost_usd text not null,
+      proxy_cost_usd text not null,
+      browser_cost_usd text not null,
+      total_cost_usd text not null)`.execute(db);
+  },
+  async teardown(db) {
+    await sql`drop table if exists session_costs`.execute(db);
+  },
+  async apply(trx, event) {
+    let totals: billing.Totals | undefined;
+    if (event.type === "ChargeRecorded") totals = billing.ChargeRecorded.fromJSON(event.data).totals;
+    else if (event.type === "BudgetExceeded") totals = billing.BudgetExceeded.fromJSON(event.data).totals;
+    if (!totals) return;
+    const values = {
+      session_id: event.aggregateId,
+      sequence: event.sequence,
+      proxy_used_mb: decimal(totals.proxyUsedMb),
+      llm_cost_usd: decimal(totals.llmCostUsd),
+      proxy_cost_usd: decimal(totals.proxyCostUsd),
+      browser_cost_usd: decimal(totals.browserCostUsd),
+      total_cost_usd: decimal(totals.totalCostUsd),
+    };
+    const { session_id: _, ...update } = values;
+    await trx
+      .insertInto("session_costs")
+      .values(values)
+      .onConflict((oc) =>
+        oc
+          .column("session_id")
+          .doUpdateSet(update)
+          .where("session_costs.sequence", "<", sql<string>`${event.sequence}`),
+      )
+      .execute();
+  },
+};

@@ -1,0 +1,125 @@
+import { InvalidArgumentError, LimitExceededError } from "@bas/service-kit";
+import type { NewTask } from "../domain/commands";
+import type { JsonValue, SessionSettings } from "../domain/events";
+import type { SessionState } from "../domain/state";
+import { derivedId } from "./derived-id";
+import type { ProjectLock, SecretsVault, SessionQueries, SessionRecord } from "./ports";
+import type { SessionCommands } from "./session-commands";
+import { recordOf } from "./session-reads";
+
+/** A create request after validation at the protocol edge. */
+export interface CreateSessionInput {
+  settings: Omit<SessionSettings, "liveUrl">;
+  /** null = only prepare a sandbox (an idle keep-alive session). */
+  task: string | null;
+  /** Dispatch to this existing idle session instead of creating one. */
+  sessionId: string | null;
+  keepAlive: boolean;
+  codeMode: boolean;
+  outputSchema: JsonValue | null;
+  sensitiveData: Record<string, string>;
+  idempotencyKey: string | null;
+}
+
+export interface CreateSessionDeps {
+  commands: SessionCommands;
+  queries: SessionQueries;
+  vault: SecretsVault;
+  projectLock: ProjectLock;
+  newId: () => string;
+  publicUrl: string;
+  maxActiveSessionsPerProject: number;
+}
+
+/** Creates a session (with or without a task), or dispatches a task to an existing idle session. */
+export function createSessionHandler(deps: CreateSessionDeps) {
+  const { commands, vault } = deps;
+
+  function newTask(input: CreateSessionInput, sessionId: string, task: string): NewTask {
+    const key = input.idempotencyKey;
+    return {
+      taskId: key ? derivedId("task", input.settings.projectId, sessionId, key) : deps.newId(),
+      task,
+      sensitiveDataKeys: Object.keys(input.sensitiveData).sort(),
+      keepAlive: input.keepAlive,
+      codeMode: input.codeMode,
+      outputSchema: input.outputSchema,
+    };
+  }
+
+  /** Secrets are stored before the task's event exists, so a runner never sees a task whose values are missing. */
+  async function withSecrets<T>(
+    input: CreateSessionInput,
+    sessionId: string,
+    task: NewTask | null,
+    fn: () => Promise<T>,
+  ) {
+    if (!task || task.sensitiveDataKeys.length === 0) return fn();
+    await vault.put(sessionId, task.taskId, input.sensitiveData);
+    try {
+      return await fn();
+    } catch (err) {
+      await vault.forget(sessionId, task.taskId).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async function dispatch(input: CreateSessionInput, sessionId: string, task: string): Promise<SessionRecord> {
+    const newOne = newTask(input, sessionId, task);
+    const handled = await withSecrets(input, sessionId, newOne, () =>
+      commands.execute(sessionId, { type: "DispatchTask", projectId: input.settings.projectId, task: newOne }),
+    );
+    return read(input.settings.projectId, sessionId, handled.state);
+  }
+
+  async function create(input: CreateSessionInput): Promise<SessionRecord> {
+    const projectId = input.settings.projectId;
+    const key = input.idempotencyKey;
+    const sessionId = key ? derivedId("session", projectId, key) : deps.newId();
+    const task = input.task === null ? null : newTask(input, sessionId, input.task);
+    // Counting and creating under one per-project lock keeps concurrent creates from slipping past the limit.
+    const handled = await deps.projectLock.run(projectId, async () => {
+      const existing = key ? await commands.load(sessionId) : undefined;
+      if (!existing || existing.status === "none") await checkLimit(projectId);
+      return withSecrets(input, sessionId, task, () =>
+        commands.execute(sessionId, {
+          type: "CreateSession",
+          settings: { ...input.settings, liveUrl: `${deps.publicUrl}/live/${sessionId}` },
+          options: {
+            keepAlive: input.keepAlive || task === null,
+            codeMode: input.codeMode,
+            outputSchema: input.outputSchema,
+          },
+          idempotencyKey: key,
+          task,
+          preparationId: deps.newId(),
+        }),
+      );
+    });
+    return read(projectId, sessionId, handled.state);
+  }
+
+  async function checkLimit(projectId: string) {
+    const active = await deps.queries.countActive(projectId);
+    if (active >= deps.maxActiveSessionsPerProject) {
+      throw new LimitExceededError(
+        `Too many concurrent active sessions. The project has ${active} active sessions (limit ${deps.maxActiveSessionsPerProject}); stop one or wait for one to finish.`,
+      );
+    }
+  }
+
+  /** The read model has the write by now (commands wait for it); the aggregate answers if it lagged. */
+  async function read(projectId: string, sessionId: string, state: SessionState): Promise<SessionRecord> {
+    return (await deps.queries.get(projectId, sessionId)) ?? recordOf(state);
+  }
+
+  return (input: CreateSessionInput): Promise<SessionRecord> => {
+    if (input.sessionId === null) return create(input);
+    if (input.task === null) {
+      throw new InvalidArgumentError("a task is required to dispatch to an existing session", {
+        field: ["body", "task"],
+      });
+    }
+    return dispatch(input, input.sessionId, input.task);
+  };
+}

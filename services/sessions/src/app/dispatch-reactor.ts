@@ -1,0 +1,69 @@
+import type { Projection, StoredEvent } from "@bas/event-store";
+import type { runner } from "@bas/proto";
+import { SESSION_AGGREGATE, type SessionEvent } from "../domain/events";
+import { isTerminal, type Session, type SessionState } from "../domain/state";
+
+export interface DispatchReactorDeps {
+  load(sessionId: string): Promise<SessionState>;
+  publish(assignment: runner.TaskAssignment): Promise<void>;
+}
+
+function assignment(session: Session, taskId: string, task: Session["task"]): runner.TaskAssignment {
+  const s = session.settings;
+  return {
+    taskId,
+    sessionId: session.id,
+    projectId: s.projectId,
+    task: task?.task ?? "",
+    model: s.model,
+    thinkingLevel: s.thinkingLevel ?? undefined,
+    outputSchema: session.outputSchema ?? undefined,
+    codeMode: session.codeMode,
+    keepAlive: session.keepAlive,
+    useOwnKey: s.useOwnKey,
+    browser: {
+      proxyCountryCode: s.proxyCountryCode ?? undefined,
+      profileId: s.profileId ?? undefined,
+      screenWidth: s.screenWidth ?? undefined,
+      screenHeight: s.screenHeight ?? undefined,
+      record: s.record,
+    },
+    maxCostUsd: s.maxCostUsd ?? undefined,
+    sensitiveDataKeys: task?.sensitiveDataKeys ?? [],
+  };
+}
+
+/**
+ * What to put on the work queue for an event, judged on the session as it is now: the task if it is still the
+ * current one; a sandbox-only assignment (empty task) while the session still needs its sandbox; else nothing.
+ */
+export function assignmentFor(state: SessionState, event: StoredEvent<SessionEvent>): runner.TaskAssignment | null {
+  if (state.status === "none" || state.deleted || isTerminal(state)) return null;
+  if (event.type === "SessionCreated") {
+    const id = event.data.preparationId;
+    return id && state.status === "created" ? assignment(state, id, null) : null;
+  }
+  if (event.type !== "TaskDispatched") return null;
+  const taskId = event.data.taskId;
+  if (state.task?.id === taskId) return assignment(state, taskId, state.task);
+  return state.status === "created" ? assignment(state, taskId, null) : null;
+}
+
+/**
+ * Turns dispatched tasks (and task-less creations) into TaskAssignments on the work queue. Runs on the projection
+ * runner for its durable consumer and checkpoint; a redelivered event publishes again with the same message id
+ * (the task id), which JetStream drops as a duplicate.
+ */
+export function dispatchReactor(deps: DispatchReactorDeps): Projection<any, SessionEvent> {
+  return {
+    name: "sessions-dispatch",
+    aggregateType: SESSION_AGGREGATE,
+    setup: async () => {},
+    teardown: async () => {},
+    async apply(_trx, event) {
+      if (event.type !== "TaskDispatched" && event.type !== "SessionCreated") return;
+      const next = assignmentFor(await deps.load(event.aggregateId), event);
+      if (next) await deps.publish(next);
+    },
+  };
+}

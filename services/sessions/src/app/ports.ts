@@ -1,0 +1,88 @@
+import type { Session } from "../domain/state";
+
+/** Billing's ledger of one session (aggregate id = session id): costs and budget events come from there. */
+export const LEDGER_SESSION = "ledger-session";
+
+/** A session's money and bandwidth, copied from billing's ledger (decimal strings, "0" until billing reports). */
+export interface SessionCosts {
+  proxyUsedMb: string;
+  llmCostUsd: string;
+  proxyCostUsd: string;
+  browserCostUsd: string;
+  totalCostUsd: string;
+}
+
+export const ZERO_COSTS: SessionCosts = {
+  proxyUsedMb: "0",
+  llmCostUsd: "0",
+  proxyCostUsd: "0",
+  browserCostUsd: "0",
+  totalCostUsd: "0",
+};
+
+/** A session as read: the folded aggregate and its costs. */
+export interface SessionRecord {
+  session: Session;
+  costs: SessionCosts;
+}
+
+export interface SessionPage {
+  records: SessionRecord[];
+  total: number;
+  page: number;
+  pageSize: number;
+}
+
+/** Queries of the sessions read model. Deleted sessions are never returned. */
+export interface SessionQueries {
+  get(projectId: string, sessionId: string): Promise<SessionRecord | undefined>;
+  /** Newest first. Screenshot and recordings are left out: lists never carry them. */
+  list(projectId: string, page: number, pageSize: number): Promise<SessionPage>;
+  countActive(projectId: string): Promise<number>;
+  /** Ids of created or idle sessions whose last change is older than `before`. */
+  inactive(before: Date, limit: number): Promise<string[]>;
+}
+
+export interface MessageRecord {
+  id: string;
+  sessionId: string;
+  role: string;
+  type: string;
+  data: string;
+  summary: string | null;
+  screenshotRef: string | null;
+  hidden: boolean;
+  createdAt: Date;
+}
+
+export interface MessageCursor {
+  after?: string;
+  before?: string;
+  limit: number;
+}
+
+export type MessagePage = { messages: MessageRecord[]; hasMore: boolean };
+
+export interface MessageQueries {
+  /** Chronological. Names the cursor that is not a message of this session, if one is not. */
+  list(sessionId: string, cursor: MessageCursor): Promise<MessagePage | { unknownCursor: "after" | "before" }>;
+}
+
+/** sensitiveData values, encrypted at rest, per session and task. */
+export interface SecretsVault {
+  put(sessionId: string, taskId: string, values: Record<string, string>): Promise<void>;
+  get(sessionId: string, taskId: string): Promise<Record<string, string>>;
+  /** Forgets one task's values, or all of the session's when no task is named. */
+  forget(sessionId: string, taskId?: string): Promise<void>;
+}
+
+/** Whatever waits for read models to include an appended event. */
+export interface ReadYourWrites {
+  /** Resolves once every read model has applied `sequence`; false when that took longer than allowed. */
+  waitFor(sequence: number): Promise<boolean>;
+}
+
+/** Serializes work per project across every replica. */
+export interface ProjectLock {
+  run<T>(projectId: string, fn: () => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,44 @@
+import { type EventStore, fold, type Handled, handleCommand } from "@bas/event-store";
+import type { SessionCommand } from "../domain/commands";
+import { sessionDecider } from "../domain/decider";
+import { SESSION_AGGREGATE, type SessionEvent } from "../domain/events";
+import type { SessionState } from "../domain/state";
+import type { ReadYourWrites } from "./ports";
+
+export interface SessionCommandsDeps {
+  store: EventStore;
+  readModels: ReadYourWrites;
+  now: () => Date;
+  newId: () => string;
+  /** Gets the command's type and the event types only: payloads may hold what callers typed. */
+  log?: { debug(o: object, msg: string): void };
+}
+
+export interface SessionCommands {
+  /** Load, decide, append; resolves once the read models include what was appended. */
+  execute(sessionId: string, command: SessionCommand): Promise<Handled<SessionEvent, SessionState>>;
+  /** The aggregate's current state, straight from the event store. */
+  load(sessionId: string): Promise<SessionState>;
+}
+
+export function createSessionCommands(deps: SessionCommandsDeps): SessionCommands {
+  const aggregate = (id: string) => ({ type: SESSION_AGGREGATE, id });
+  return {
+    async execute(sessionId, command) {
+      const handled = await handleCommand(deps.store, sessionDecider, aggregate(sessionId), command, {
+        now: deps.now,
+        newId: deps.newId,
+      });
+      deps.log?.debug(
+        { sessionId, command: command.type, events: handled.events.map((e) => e.type), version: handled.version },
+        "session command handled",
+      );
+      await deps.readModels.waitFor(handled.version);
+      return handled;
+    },
+    async load(sessionId) {
+      const loaded = await deps.store.load<SessionEvent>(aggregate(sessionId));
+      return fold(sessionDecider, loaded.events);
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { InvalidArgumentError, NotFoundError } from "@bas/service-kit";
+import type { SessionState } from "../domain/state";
+import {
+  type MessageCursor,
+  type MessagePage,
+  type MessageQueries,
+  type SessionPage,
+  type SessionQueries,
+  type SessionRecord,
+  ZERO_COSTS,
+} from "./ports";
+
+const notFound = () => new NotFoundError("Session not found");
+
+/** A session straight from the aggregate, for when the read model has not caught up (costs are then unknown). */
+export function recordOf(state: SessionState): SessionRecord {
+  if (state.status === "none" || state.deleted) throw notFound();
+  return { session: state, costs: ZERO_COSTS };
+}
+
+export interface SessionReads {
+  get(projectId: string, sessionId: string): Promise<SessionRecord>;
+  list(projectId: string, page: number, pageSize: number): Promise<SessionPage>;
+  messages(projectId: string, sessionId: string, cursor: MessageCursor): Promise<MessagePage>;
+}
+
+export function createSessionReads(queries: SessionQueries, messageQueries: MessageQueries): SessionReads {
+  async function get(projectId: string, sessionId: string) {
+    const record = await queries.get(projectId, sessionId);
+    if (!record) throw notFound();
+    return record;
+  }
+  return {
+    get,
+    list: (projectId, page, pageSize) => queries.list(projectId, page, pageSize),
+    async messages(projectId, sessionId, cursor) {
+      await get(projectId, sessionId);
+      const result = await messageQueries.list(sessionId, cursor);
+      if ("unknownCursor" in result) {
+        const field = result.unknownCursor;
+        throw new InvalidArgumentError(`${field} does not name a message of this session`, { field: ["query", field] });
+      }
+      return result;
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import type { JsonValue, SessionSettings, TaskOptions } from "./events";
+
+/** A task as the caller gave it; the id is chosen before deciding, because its secrets are stored under it. */
+export interface NewTask extends TaskOptions {
+  taskId: string;
+  task: string;
+  sensitiveDataKeys: string[];
+}
+
+/** A message of a step, as the runner reports it. */
+export interface StepMessageInput {
+  role: "human" | "ai";
+  type: string;
+  data: string;
+  summary: string | null;
+  hidden: boolean;
+}
+
+export type StopStrategy = "task" | "session";
+
+/** Everything that can be asked of a session: by its caller, by the runner working it, or by a reactor. */
+export type SessionCommand =
+  | {
+      type: "CreateSession";
+      settings: SessionSettings;
+      options: TaskOptions;
+      idempotencyKey: string | null;
+      /** null = an idle keep-alive session: only a sandbox is prepared. */
+      task: NewTask | null;
+      preparationId: string;
+    }
+  | { type: "DispatchTask"; projectId: string; task: NewTask }
+  | { type: "StopSession"; projectId: string; strategy: StopStrategy }
+  | { type: "DeleteSession"; projectId: string }
+  | { type: "ReportSandboxReady"; browserId: string }
+  | { type: "ReportSandboxFailed"; error: string }
+  | { type: "ReportTaskStarted"; taskId: string; title: string | null; attempt: number }
+  | {
+      type: "ReportStep";
+      taskId: string;
+      step: number;
+      summary: string;
+      screenshotRef: string | null;
+      messages: StepMessageInput[];
+    }
+  | { type: "ReportTaskCompleted"; taskId: string; output: JsonValue; success: boolean; summary: string | null }
+  | { type: "ReportTaskFailed"; taskId: string; error: string }
+  | { type: "ReportUsage"; taskId: string; inputTokens: number; outputTokens: number }
+  | { type: "ReportRecording"; ref: string }
+  | { type: "TimeOut"; timeoutMs: number }
+  /** `taskId`: the task whose cap was reached, when billing knows it; a later task is left alone. */
+  | { type: "StopForBudget"; capUsd: string; taskId: string | null };

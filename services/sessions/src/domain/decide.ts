@@ -1,0 +1,188 @@
+import type { CommandContext } from "@bas/event-store";
+import { IllegalStateError, InvalidArgumentError, NotFoundError } from "@bas/service-kit";
+import type { SessionCommand } from "./commands";
+import type { SessionEvent, TaskStopReason } from "./events";
+import { outputShapeProblem } from "./output";
+import { type ActiveSession, type CurrentTask, isTerminal, type Session, type SessionState } from "./state";
+
+const notFound = () => new NotFoundError("Session not found");
+
+/** The caller's view: a session of another project, or a deleted one, does not exist. */
+function ownedSession(state: SessionState, projectId: string): Session {
+  if (state.status === "none" || state.deleted || state.settings.projectId !== projectId) throw notFound();
+  return state;
+}
+
+/** The runner's view: it may only report on a session that still exists. */
+function reportedSession(state: SessionState): Session {
+  if (state.status === "none") throw notFound();
+  if (state.deleted) throw new IllegalStateError("the session was deleted");
+  return state;
+}
+
+/** A report about `taskId` is only taken while it is the task in progress: anything else comes from a stale runner. */
+function currentTask(session: Session, taskId: string): CurrentTask {
+  if (session.task?.id !== taskId) {
+    throw new IllegalStateError(`task ${taskId} is not the session's current task (session is ${session.status})`);
+  }
+  return session.task;
+}
+
+/** Retrying the report that ended a task changes nothing; any other report about an ended task is refused. */
+const alreadyEnded = (session: Session, taskId: string, outcome: "completed" | "failed") =>
+  session.task === null && session.finishedTask?.id === taskId && session.finishedTask.outcome === outcome;
+
+/** After a task ends, a session without keepAlive stops by itself. */
+const stopUnlessKeptAlive = (session: Session): SessionEvent[] =>
+  session.keepAlive ? [] : [{ type: "SessionStopped", data: { reason: "task_finished" } }];
+
+function stopTask(session: Session, reason: TaskStopReason, summary: string): SessionEvent[] {
+  return session.task ? [{ type: "TaskStopped", data: { taskId: session.task.id, reason, summary } }] : [];
+}
+
+/** Ends whatever the session is doing and stops it. */
+function stopActive(session: ActiveSession, reason: "user" | "deleted"): SessionEvent[] {
+  return [
+    ...stopTask(session, "session_stopped", "Task stopped: the session was stopped"),
+    { type: "SessionStopped", data: { reason } },
+  ];
+}
+
+/** First line of the task, shortened: the title when the runner did not make one. */
+function fallbackTitle(task: string): string {
+  const line = task.trim().split("\n")[0] ?? "";
+  return line.length > 80 ? `${line.slice(0, 77)}...` : line;
+}
+
+/**
+ * Decides what happens to a session. Pure: the clock and the id source come in `context`; refusals are domain
+ * errors (NotFoundError, IllegalStateError → 404, 409 for callers and FAILED_PRECONDITION for a stale runner).
+ */
+export function decide(command: SessionCommand, state: SessionState, context: CommandContext): SessionEvent[] {
+  switch (command.type) {
+    case "CreateSession": {
+      if (state.status !== "none") {
+        // A retried create with the same key finds its own session: nothing more to do.
+        const same =
+          command.idempotencyKey !== null &&
+          state.idempotencyKey === command.idempotencyKey &&
+          state.settings.projectId === command.settings.projectId;
+        if (same) return [];
+        throw new IllegalStateError("a session with this id already exists");
+      }
+      const created: SessionEvent = {
+        type: "SessionCreated",
+        data: {
+          ...command.settings,
+          ...command.options,
+          idempotencyKey: command.idempotencyKey,
+          preparationId: command.task ? null : command.preparationId,
+        },
+      };
+      if (!command.task) return [created];
+      return [created, { type: "TaskDispatched", data: { ...command.task, messageId: context.newId() } }];
+    }
+    case "DispatchTask": {
+      const session = ownedSession(state, command.projectId);
+      if (session.taskIds.includes(command.task.taskId)) return [];
+      if (session.status !== "idle") {
+        throw new IllegalStateError(`Session is ${session.status}; a task can only be dispatched to an idle session`);
+      }
+      // A follow-up can keep the session alive but never drops a keep-alive the session already has.
+      const keepAlive = command.task.keepAlive || session.keepAlive;
+      return [{ type: "TaskDispatched", data: { ...command.task, keepAlive, messageId: context.newId() } }];
+    }
+    case "StopSession": {
+      const session = ownedSession(state, command.projectId);
+      if (isTerminal(session)) return [];
+      if (command.strategy === "task") return stopTask(session, "user", "Task stopped by the user");
+      return stopActive(session, "user");
+    }
+    case "DeleteSession": {
+      const session = ownedSession(state, command.projectId);
+      const deleted: SessionEvent = { type: "SessionDeleted", data: {} };
+      return isTerminal(session) ? [deleted] : [...stopActive(session, "deleted"), deleted];
+    }
+    case "ReportSandboxReady": {
+      const session = reportedSession(state);
+      if (isTerminal(session)) throw new IllegalStateError(`the session is ${session.status}`);
+      if (session.status !== "created") return [];
+      return [{ type: "SandboxReady", data: { browserId: command.browserId } }];
+    }
+    case "ReportSandboxFailed": {
+      const session = reportedSession(state);
+      if (session.status === "error") return [];
+      if (isTerminal(session)) throw new IllegalStateError(`the session is ${session.status}`);
+      const failedTask: SessionEvent[] = session.task
+        ? [{ type: "TaskFailed", data: { taskId: session.task.id, error: command.error } }]
+        : [];
+      return [...failedTask, { type: "SandboxFailed", data: { error: command.error } }];
+    }
+    case "ReportTaskStarted": {
+      const task = currentTask(reportedSession(state), command.taskId);
+      if (task.started && command.attempt <= task.attempt) return [];
+      const title = command.title?.trim() || fallbackTitle(task.task);
+      return [{ type: "TaskStarted", data: { taskId: task.id, title, attempt: Math.max(command.attempt, 1) } }];
+    }
+    case "ReportStep": {
+      const task = currentTask(reportedSession(state), command.taskId);
+      if (command.step <= task.lastStep) return [];
+      const messages = command.messages.map((m) => ({ ...m, id: context.newId() }));
+      const { taskId, step, summary, screenshotRef } = command;
+      return [{ type: "StepRecorded", data: { taskId, step, summary, screenshotRef, messages } }];
+    }
+    case "ReportTaskCompleted": {
+      const session = reportedSession(state);
+      if (alreadyEnded(session, command.taskId, "completed")) return [];
+      currentTask(session, command.taskId);
+      const problem = outputShapeProblem(session, command.output);
+      if (problem) throw new InvalidArgumentError(problem, { field: ["output"] });
+      const { taskId, output, success, summary } = command;
+      return [{ type: "TaskCompleted", data: { taskId, output, success, summary } }, ...stopUnlessKeptAlive(session)];
+    }
+    case "ReportTaskFailed": {
+      const session = reportedSession(state);
+      if (alreadyEnded(session, command.taskId, "failed")) return [];
+      currentTask(session, command.taskId);
+      const data = { taskId: command.taskId, error: command.error };
+      return [{ type: "TaskFailed", data }, ...stopUnlessKeptAlive(session)];
+    }
+    case "ReportUsage": {
+      // Usage is a fact even when it arrives just after its task ended, so any task of the session may report it.
+      const session = reportedSession(state);
+      if (!session.taskIds.includes(command.taskId)) {
+        throw new IllegalStateError(`task ${command.taskId} does not belong to this session`);
+      }
+      const before = session.tokens[command.taskId] ?? { input: 0, output: 0 };
+      const inputTokens = Math.max(before.input, command.inputTokens);
+      const outputTokens = Math.max(before.output, command.outputTokens);
+      if (inputTokens === before.input && outputTokens === before.output) return [];
+      return [{ type: "UsageReported", data: { taskId: command.taskId, inputTokens, outputTokens } }];
+    }
+    case "ReportRecording": {
+      const session = reportedSession(state);
+      if (session.recordingRefs.includes(command.ref)) return [];
+      return [{ type: "RecordingAdded", data: { ref: command.ref } }];
+    }
+    case "TimeOut": {
+      if (state.status === "none" || state.deleted) return [];
+      if (state.status !== "idle" && state.status !== "created") return [];
+      if (context.now.getTime() - Date.parse(state.updatedAt) < command.timeoutMs) return [];
+      return [
+        ...stopTask(state, "timed_out", "Task stopped: the session timed out before it started"),
+        { type: "SessionTimedOut", data: { inactiveSince: state.updatedAt } },
+      ];
+    }
+    case "StopForBudget": {
+      if (state.status === "none" || state.deleted || isTerminal(state) || !state.task) return [];
+      if (command.taskId !== null && command.taskId !== state.task.id) return [];
+      const cap = command.capUsd ? `the cost cap of ${command.capUsd} USD` : "the cost cap";
+      const summary = `Task stopped: ${cap} was reached`;
+      return [...stopTask(state, "cost_cap", summary), ...stopUnlessKeptAlive(state)];
+    }
+    default: {
+      const unknown: never = command;
+      throw new Error(`unknown command ${(unknown as { type: string }).type}`);
+    }
+  }
+}

@@ -1,0 +1,103 @@
+import type { DomainEvent } from "@bas/event-store";
+
+/** Any JSON value (outputs and output schemas are caller- or agent-defined). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** What a session is set up with at creation; fixed for its life. */
+export interface SessionSettings {
+  projectId: string;
+  model: string;
+  thinkingLevel: string | null;
+  useOwnKey: boolean;
+  maxCostUsd: string | null;
+  workspaceId: string | null;
+  profileId: string | null;
+  /** Lowercase country code; null = no proxy. */
+  proxyCountryCode: string | null;
+  screenWidth: number | null;
+  screenHeight: number | null;
+  record: boolean;
+  inbox: boolean;
+  liveUrl: string;
+}
+
+/** How the agent must shape the output of one task. */
+export interface TaskOptions {
+  keepAlive: boolean;
+  codeMode: boolean;
+  outputSchema: JsonValue | null;
+}
+
+/** A message of the session's conversation, as stored in an event (the id is fixed there, so replays agree). */
+export interface MessageData {
+  id: string;
+  role: "human" | "ai";
+  type: string;
+  data: string;
+  summary: string | null;
+  hidden: boolean;
+}
+
+export type SessionCreated = DomainEvent<
+  "SessionCreated",
+  SessionSettings &
+    TaskOptions & {
+      idempotencyKey: string | null;
+      /** Set when the session was created without a task: the id of the assignment that only prepares a sandbox. */
+      preparationId: string | null;
+    }
+>;
+export type TaskDispatched = DomainEvent<
+  "TaskDispatched",
+  TaskOptions & {
+    taskId: string;
+    task: string;
+    /** Keys only: the values are encrypted at rest elsewhere and never enter the event stream. */
+    sensitiveDataKeys: string[];
+    /** The task as the conversation's first human message. */
+    messageId: string;
+  }
+>;
+export type SandboxReady = DomainEvent<"SandboxReady", { browserId: string }>;
+export type SandboxFailed = DomainEvent<"SandboxFailed", { error: string }>;
+export type TaskStarted = DomainEvent<"TaskStarted", { taskId: string; title: string; attempt: number }>;
+export type StepRecorded = DomainEvent<
+  "StepRecorded",
+  { taskId: string; step: number; summary: string; screenshotRef: string | null; messages: MessageData[] }
+>;
+/** The task's token totals so far (the runner reports totals, so a retried report changes nothing). */
+export type UsageReported = DomainEvent<"UsageReported", { taskId: string; inputTokens: number; outputTokens: number }>;
+export type TaskCompleted = DomainEvent<
+  "TaskCompleted",
+  { taskId: string; output: JsonValue; success: boolean; summary: string | null }
+>;
+export type TaskFailed = DomainEvent<"TaskFailed", { taskId: string; error: string }>;
+export type TaskStopReason = "user" | "cost_cap" | "session_stopped" | "timed_out";
+export type TaskStopped = DomainEvent<"TaskStopped", { taskId: string; reason: TaskStopReason; summary: string }>;
+export type SessionStopReason = "user" | "task_finished" | "deleted";
+export type SessionStopped = DomainEvent<"SessionStopped", { reason: SessionStopReason }>;
+export type SessionTimedOut = DomainEvent<"SessionTimedOut", { inactiveSince: string }>;
+export type SessionDeleted = DomainEvent<"SessionDeleted", Record<string, never>>;
+export type RecordingAdded = DomainEvent<"RecordingAdded", { ref: string }>;
+
+/** Everything that can happen to a session. */
+export type SessionEvent =
+  | SessionCreated
+  | TaskDispatched
+  | SandboxReady
+  | SandboxFailed
+  | TaskStarted
+  | StepRecorded
+  | UsageReported
+  | TaskCompleted
+  | TaskFailed
+  | TaskStopped
+  | SessionStopped
+  | SessionTimedOut
+  | SessionDeleted
+  | RecordingAdded;
+
+export type SessionEventType = SessionEvent["type"];
+
+/** The aggregate type in the event store (subject `<ns>.events.session.<id>`). */
+export const SESSION_AGGREGATE = "session";

@@ -1,0 +1,188 @@
+import type { EventEnvelope } from "@bas/event-store";
+import type { JsonValue, SessionEvent, SessionSettings, TaskOptions } from "./events";
+
+export type SessionStatus = "created" | "idle" | "running" | "stopped" | "timed_out" | "error";
+export type TerminalStatus = "stopped" | "timed_out" | "error";
+
+/** The task the session is working on (or about to, while its sandbox starts). */
+export interface CurrentTask {
+  id: string;
+  task: string;
+  sensitiveDataKeys: string[];
+  /** The runner reported TaskStarted (for this attempt). */
+  started: boolean;
+  attempt: number;
+  /** Highest step number recorded in this attempt (-1: none); a report at or below it is a retry. */
+  lastStep: number;
+}
+
+/** How the last task ended; lets a retried final report be answered as done instead of refused. */
+export interface FinishedTask {
+  id: string;
+  outcome: "completed" | "failed" | "stopped";
+}
+
+interface SessionData extends TaskOptions {
+  id: string;
+  settings: SessionSettings;
+  idempotencyKey: string | null;
+  preparationId: string | null;
+  createdAt: string;
+  /** Last change of any kind; the inactivity timeout counts from here. */
+  updatedAt: string;
+  title: string | null;
+  output: JsonValue;
+  stepCount: number;
+  lastStepSummary: string | null;
+  isTaskSuccessful: boolean | null;
+  browserId: string | null;
+  screenshotRef: string | null;
+  recordingRefs: string[];
+  /** Every task ever dispatched here, oldest first. */
+  taskIds: string[];
+  /** Token totals per task, as last reported; the session's totals are their sum. */
+  tokens: Record<string, { input: number; output: number }>;
+  totalInputTokens: number;
+  totalOutputTokens: number;
+  finishedTask: FinishedTask | null;
+  deleted: boolean;
+}
+
+export type CreatedSession = SessionData & { status: "created"; task: CurrentTask | null };
+export type IdleSession = SessionData & { status: "idle"; task: null };
+export type RunningSession = SessionData & { status: "running"; task: CurrentTask };
+export type EndedSession = SessionData & { status: TerminalStatus; task: null };
+export type ActiveSession = CreatedSession | IdleSession | RunningSession;
+export type Session = ActiveSession | EndedSession;
+export type SessionState = { status: "none" } | Session;
+
+export const TERMINAL_STATUSES: readonly SessionStatus[] = ["stopped", "timed_out", "error"];
+export const ACTIVE_STATUSES: readonly SessionStatus[] = ["created", "idle", "running"];
+
+export const initialState = (): SessionState => ({ status: "none" });
+
+export function isTerminal(state: Session): state is EndedSession {
+  return TERMINAL_STATUSES.includes(state.status);
+}
+
+/** The session after its task ended: a pending task on a starting sandbox leaves it starting. */
+function endTask(s: Session, outcome: FinishedTask["outcome"]): Session {
+  const finishedTask = s.task ? { id: s.task.id, outcome } : s.finishedTask;
+  if (s.status === "created") return { ...s, task: null, finishedTask };
+  if (s.status === "running") return { ...s, status: "idle", task: null, finishedTask };
+  return { ...s, finishedTask };
+}
+
+function onSession(state: SessionState, event: EventEnvelope<SessionEvent>): Session {
+  if (state.status !== "none") return { ...state, updatedAt: event.occurredAt };
+  throw new Error(`${event.type} for session ${event.aggregateId} that was never created`);
+}
+
+/** Folds one event into the session. Pure; also the read model's fold, so the two can never disagree. */
+export function evolve(state: SessionState, event: EventEnvelope<SessionEvent>): SessionState {
+  if (event.type === "SessionCreated") {
+    const { idempotencyKey, preparationId, keepAlive, codeMode, outputSchema, ...settings } = event.data;
+    return {
+      status: "created",
+      id: event.aggregateId,
+      settings,
+      keepAlive,
+      codeMode,
+      outputSchema,
+      idempotencyKey,
+      preparationId,
+      createdAt: event.occurredAt,
+      updatedAt: event.occurredAt,
+      task: null,
+      title: null,
+      output: null,
+      stepCount: 0,
+      lastStepSummary: null,
+      isTaskSuccessful: null,
+      browserId: null,
+      screenshotRef: null,
+      recordingRefs: [],
+      taskIds: [],
+      tokens: {},
+      totalInputTokens: 0,
+      totalOutputTokens: 0,
+      finishedTask: null,
+      deleted: false,
+    };
+  }
+  const s = onSession(state, event);
+  switch (event.type) {
+    case "TaskDispatched": {
+      const { taskId, task, sensitiveDataKeys, keepAlive, codeMode, outputSchema } = event.data;
+      const current: CurrentTask = { id: taskId, task, sensitiveDataKeys, started: false, attempt: 0, lastStep: -1 };
+      const next = {
+        ...s,
+        keepAlive,
+        codeMode,
+        outputSchema,
+        title: null,
+        output: null,
+        lastStepSummary: null,
+        isTaskSuccessful: null,
+        taskIds: [...s.taskIds, taskId],
+        task: current,
+      };
+      // On a starting sandbox the task waits; on a ready one the session is running from dispatch on.
+      return s.status === "created" ? { ...next, status: "created" } : { ...next, status: "running" };
+    }
+    case "SandboxReady": {
+      const ready = { ...s, browserId: event.data.browserId };
+      if (ready.status !== "created") return ready;
+      // A task dispatched at creation is already waiting: go straight to running, never show an idle that a
+      // poller would read as "task finished".
+      return ready.task ? { ...ready, status: "running", task: ready.task } : { ...ready, status: "idle", task: null };
+    }
+    case "SandboxFailed":
+      return { ...s, status: "error", task: null };
+    case "TaskStarted": {
+      if (!s.task) return s;
+      // A new attempt (the task was redelivered to another runner) numbers its steps afresh.
+      const lastStep = event.data.attempt > s.task.attempt ? -1 : s.task.lastStep;
+      const task = { ...s.task, started: true, attempt: event.data.attempt, lastStep };
+      return { ...s, status: "running", task, title: event.data.title };
+    }
+    case "StepRecorded": {
+      const { step, summary, screenshotRef } = event.data;
+      const task = s.task && s.task.id === event.data.taskId ? { ...s.task, lastStep: step } : s.task;
+      return {
+        ...s,
+        task,
+        stepCount: s.stepCount + 1,
+        lastStepSummary: summary,
+        screenshotRef: screenshotRef ?? s.screenshotRef,
+      } as Session;
+    }
+    case "UsageReported": {
+      const { taskId, inputTokens, outputTokens } = event.data;
+      const before = s.tokens[taskId] ?? { input: 0, output: 0 };
+      return {
+        ...s,
+        tokens: { ...s.tokens, [taskId]: { input: inputTokens, output: outputTokens } },
+        totalInputTokens: s.totalInputTokens - before.input + inputTokens,
+        totalOutputTokens: s.totalOutputTokens - before.output + outputTokens,
+      };
+    }
+    case "TaskCompleted": {
+      const { output, success, summary } = event.data;
+      const ended = endTask(s, "completed");
+      return { ...ended, output, isTaskSuccessful: success, lastStepSummary: summary ?? s.lastStepSummary };
+    }
+    case "TaskFailed":
+      return { ...endTask(s, "failed"), isTaskSuccessful: false, lastStepSummary: `Task failed: ${event.data.error}` };
+    case "TaskStopped":
+      return { ...endTask(s, "stopped"), isTaskSuccessful: false, lastStepSummary: event.data.summary };
+    case "SessionStopped":
+      return { ...s, status: "stopped", task: null };
+    case "SessionTimedOut":
+      return { ...s, status: "timed_out", task: null };
+    case "SessionDeleted":
+      return { ...s, deleted: true };
+    case "RecordingAdded":
+      return { ...s, recordingRefs: [...s.recordingRefs, event.data.ref] };
+  }
+}

@@ -1,0 +1,2 @@
+export { loadSessionsConfig, type SessionsConfig } from "./config";
+export { startSessionsService, type SessionsService, type SessionsServiceDeps } from "./service";

@@ -1,0 +1,192 @@
+import { randomUUID } from "node:crypto";
+import {
+  createDb,
+  createNatsEventStore,
+  createProjectionRunner,
+  ensureStreams,
+  migrate,
+  type Projection,
+  type ProjectionRunner,
+  streamNames,
+} from "@bas/event-store";
+import { sessions } from "@bas/proto";
+import { connectNats, createGrpcServer, createLogger, type Logger } from "@bas/service-kit";
+import { messagesProjection, createMessageQueries } from "./adapters/pg/messages-projection";
+import { createProjectLock } from "./adapters/pg/project-lock";
+import type { SessionsDb } from "./adapters/pg/schema";
+import { createSecretsVault, secretsMigrations } from "./adapters/pg/secrets-vault";
+import { sessionCostsProjection } from "./adapters/pg/session-costs-projection";
+import { createSessionQueries, sessionsProjection } from "./adapters/pg/sessions-projection";
+import { runnerReportsServer } from "./adapters/grpc/runner-reports-server";
+import { sessionsServer } from "./adapters/grpc/sessions-server";
+import { createWorkQueue } from "./adapters/nats/work-queue";
+import { budgetReactor } from "./app/budget-reactor";
+import { createSessionHandler } from "./app/create-session";
+import { dispatchReactor } from "./app/dispatch-reactor";
+import { startInactivityReactor } from "./app/inactivity-reactor";
+import type { ReadYourWrites } from "./app/ports";
+import { createRunnerReports } from "./app/runner-reports";
+import { createSessionCommands } from "./app/session-commands";
+import { createSessionLifecycle } from "./app/session-lifecycle";
+import { createSessionReads } from "./app/session-reads";
+import { secretsCleanupReactor } from "./app/secrets-cleanup-reactor";
+import type { SessionsConfig } from "./config";
+
+export interface SessionsServiceDeps {
+  logger?: Logger;
+  now?: () => Date;
+  newId?: () => string;
+  /** How long a projection's consumer waits for an ack before redelivery; short in tests. */
+  ackWaitMs?: number;
+  /** How long a command waits for the read models to include its events before answering from the aggregate. */
+  readYourWritesTimeoutMs?: number;
+}
+
+export interface SessionsService {
+  grpcPort: number;
+  /** Empties the read models and replays the event stream into them; resolves once they have caught up. */
+  rebuildReadModels(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Everything of the sessions service wired together: gRPC `Sessions` + `RunnerReports`, read models, reactors. */
+export async function startSessionsService(
+  config: SessionsConfig,
+  deps: SessionsServiceDeps = {},
+): Promise<SessionsService> {
+  const log = deps.logger ?? createLogger("sessions", config.LOG_LEVEL);
+  const now = deps.now ?? (() => new Date());
+  const newId = deps.newId ?? randomUUID;
+  const streams = streamNames(config.NAMESPACE);
+  const nats = await connectNats(config.NATS_URL, "sessions");
+  const db = createDb<SessionsDb>(config.DATABASE_URL, { max: 20 });
+  const closeConnections = async () => {
+    await nats.nc.drain().catch(() => undefined);
+    await db.destroy();
+  };
+  try {
+    await ensureStreams(nats.jsm, streams);
+    await migrate(db, "sessions", secretsMigrations);
+  } catch (err) {
+    await closeConnections();
+    throw err;
+  }
+
+  const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
+  // Once a session's row is committed, say so (core NATS): gateways drop their cached copy of it.
+  const announceChanges = (_: number, events: readonly { aggregateId: string }[]) => {
+    for (const id of new Set(events.map((e) => e.aggregateId))) nats.nc.publish(streams.changes.subject("session", id));
+  };
+  const runnerFor = (projection: Projection, afterCommit?: typeof announceChanges) =>
+    createProjectionRunner({
+      js: nats.js,
+      jsm: nats.jsm,
+      db,
+      streams,
+      projection,
+      log,
+      ackWaitMs: deps.ackWaitMs,
+      afterCommit,
+    });
+  const views = runnerFor(sessionsProjection, announceChanges);
+  const messages = runnerFor(messagesProjection);
+  const costs = runnerFor(sessionCostsProjection, announceChanges);
+  const readModelRunners = [
+    { runner: views, aggregateType: sessionsProjection.aggregateType },
+    { runner: messages, aggregateType: messagesProjection.aggregateType },
+    { runner: costs, aggregateType: sessionCostsProjection.aggregateType },
+  ];
+  const readYourWrites: ReadYourWrites = {
+    async waitFor(sequence) {
+      try {
+        const timeout = deps.readYourWritesTimeoutMs ?? 5_000;
+        await Promise.all([views.waitFor(sequence, timeout), messages.waitFor(sequence, timeout)]);
+        return true;
+      } catch (err) {
+        log.warn({ err, sequence }, "read models lag behind; answering from the aggregate");
+        return false;
+      }
+    },
+  };
+
+  const commands = createSessionCommands({ store, readModels: readYourWrites, now, newId, log });
+  const queries = createSessionQueries(db);
+  const vault = createSecretsVault(db, config.SECRETS_KEY);
+  const workQueue = createWorkQueue(nats.js, streams);
+  const reactors: ProjectionRunner[] = [
+    runnerFor(dispatchReactor({ load: commands.load, publish: workQueue.publish })),
+    runnerFor(secretsCleanupReactor(vault)),
+    runnerFor(budgetReactor(commands, log)),
+  ];
+
+  const grpc = createGrpcServer();
+  grpc.add(
+    sessions.SessionsService,
+    sessionsServer({
+      create: createSessionHandler({
+        commands,
+        queries,
+        vault,
+        projectLock: createProjectLock(db, "sessions-create"),
+        newId,
+        publicUrl: config.PUBLIC_URL,
+        maxActiveSessionsPerProject: config.MAX_ACTIVE_SESSIONS_PER_PROJECT,
+      }),
+      lifecycle: createSessionLifecycle(commands, queries),
+      reads: createSessionReads(queries, createMessageQueries(db)),
+      log,
+    }),
+  );
+  grpc.add(sessions.RunnerReportsService, runnerReportsServer(createRunnerReports(commands, vault), log));
+
+  let inactivity: { stop(): Promise<void> } | undefined;
+  let grpcPort: number;
+  try {
+    for (const { runner } of readModelRunners) await runner.start();
+    for (const reactor of reactors) await reactor.start();
+    inactivity = startInactivityReactor({
+      queries,
+      commands,
+      timeoutMs: config.SESSION_INACTIVITY_TIMEOUT_MS,
+      now,
+      log,
+    });
+    grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
+  } catch (err) {
+    await grpc.close(0);
+    await inactivity?.stop();
+    for (const runner of [...reactors, ...readModelRunners.map((r) => r.runner)]) await runner.stop();
+    await closeConnections();
+    throw err;
+  }
+  grpc.setHealth("SERVING");
+  log.info({ grpcPort }, "sessions service ready");
+
+  async function caughtUp(runner: ProjectionRunner, aggregateType: string) {
+    const last = await nats.jsm.streams
+      .getMessage(streams.events.stream, { last_by_subj: streams.events.ofType(aggregateType) })
+      .catch(() => null);
+    if (last) await runner.waitFor(last.seq, 60_000);
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    grpcPort,
+    async rebuildReadModels() {
+      for (const { runner, aggregateType } of readModelRunners) {
+        await runner.rebuild();
+        await caughtUp(runner, aggregateType);
+      }
+    },
+    close() {
+      closing ??= (async () => {
+        await grpc.close();
+        await inactivity?.stop();
+        for (const runner of [...reactors, ...readModelRunners.map((r) => r.runner)]) await runner.stop();
+        await closeConnections();
+        log.info("sessions service stopped");
+      })();
+      return closing;
+    },
+  };
+}

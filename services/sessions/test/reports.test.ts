@@ -1,0 +1,166 @@
+import { status } from "@grpc/grpc-js";
+import { billing, type sessions } from "@bas/proto";
+import { createRequest, eventually, failure, type Harness, newProject, startHarness } from "./harness";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+const project = newProject();
+const get = (sessionId: string) => h.api.getSession({ projectId: project, sessionId });
+
+/** Creates a session, takes its task off the queue and starts it, as a runner would. */
+async function running(overrides: Partial<sessions.CreateSessionRequest> = {}) {
+  const s = await h.api.createSession(createRequest(project, { task: "a task", keepAlive: true, ...overrides }));
+  const work = await h.takeAssignment();
+  await h.reports.sandboxReady({ sessionId: s.id, browserId: "b" });
+  await h.reports.taskStarted({ sessionId: s.id, taskId: work.taskId, attempt: 1 });
+  return { sessionId: s.id, taskId: work.taskId, work };
+}
+
+async function appendLedger(sessionId: string, type: string, data: unknown) {
+  const ledger = { type: "ledger-session", id: sessionId };
+  await h.store.append(ledger, [{ type, data }], await h.store.version(ledger));
+}
+
+const totals = (total: string): billing.Totals => ({
+  inputTokens: 10,
+  outputTokens: 1,
+  proxyUsedMb: "2.25",
+  llmCostUsd: total,
+  proxyCostUsd: "0.001",
+  browserCostUsd: "0.002",
+  totalCostUsd: total,
+});
+
+describe("output by mode", () => {
+  test("free text", async () => {
+    const { sessionId, taskId } = await running();
+    const refused = await failure(h.reports.taskCompleted({ sessionId, taskId, output: { a: 1 }, success: true }));
+    expect(refused).toMatchObject({ code: status.INVALID_ARGUMENT, field: ["output"] });
+    await h.reports.taskCompleted({ sessionId, taskId, output: "plain answer", success: true });
+    expect((await get(sessionId)).output).toBe("plain answer");
+  });
+
+  test("outputSchema: the output must conform; the schema is echoed on the session", async () => {
+    const schema = {
+      type: "object",
+      properties: { price: { type: "number" }, currency: { type: "string" } },
+      required: ["price", "currency"],
+    };
+    const { sessionId, taskId, work } = await running({ outputSchema: schema });
+    expect(work.outputSchema).toEqual(schema);
+    const wrong = await failure(
+      h.reports.taskCompleted({ sessionId, taskId, output: { price: "cheap" }, success: true }),
+    );
+    expect(wrong.code).toBe(status.INVALID_ARGUMENT);
+    expect(wrong.details).toMatch(/outputSchema/);
+    await h.reports.taskCompleted({ sessionId, taskId, output: { price: 19.99, currency: "EUR" }, success: true });
+    expect(await get(sessionId)).toMatchObject({ output: { price: 19.99, currency: "EUR" }, outputSchema: schema });
+  });
+
+  test("codeMode: {text, code, output?}", async () => {
+    const { sessionId, taskId, work } = await running({ codeMode: true });
+    expect(work.codeMode).toBe(true);
+    const bare = await failure(h.reports.taskCompleted({ sessionId, taskId, output: "just text", success: true }));
+    expect(bare.code).toBe(status.INVALID_ARGUMENT);
+    const output = { text: "Scraped 3 prices", code: "print(prices)", output: "[1, 2, 3]" };
+    await h.reports.taskCompleted({ sessionId, taskId, output, success: true });
+    expect(await get(sessionId)).toMatchObject({ output, codeMode: true });
+  });
+});
+
+test("retried reports count once; a redelivered task (attempt 2) numbers its steps afresh", async () => {
+  const { sessionId, taskId } = await running();
+  const step = (n: number, attempt: string) =>
+    h.reports.stepRecorded({ sessionId, taskId, step: n, summary: `${attempt} step ${n}`, messages: [] });
+  await step(1, "first");
+  await step(1, "first");
+  await step(2, "first");
+  expect((await get(sessionId)).stepCount).toBe(2);
+
+  await h.reports.taskStarted({ sessionId, taskId, attempt: 2 });
+  await step(1, "second");
+  expect(await get(sessionId)).toMatchObject({ stepCount: 3, lastStepSummary: "second step 1" });
+
+  await h.reports.usageReported({ sessionId, taskId, inputTokens: 500, outputTokens: 40 });
+  await h.reports.usageReported({ sessionId, taskId, inputTokens: 500, outputTokens: 40 });
+  await h.reports.usageReported({ sessionId, taskId, inputTokens: 900, outputTokens: 70 });
+  await h.reports.taskCompleted({ sessionId, taskId, output: "x", success: true });
+  await h.reports.taskCompleted({ sessionId, taskId, output: "x", success: true });
+  expect(await get(sessionId)).toMatchObject({ status: "idle", totalInputTokens: 900, totalOutputTokens: 70 });
+});
+
+test('costs are "0" until billing charges, then the latest running totals of the session\'s ledger', async () => {
+  const { sessionId } = await running();
+  expect(await get(sessionId)).toMatchObject({
+    proxyUsedMb: "0",
+    llmCostUsd: "0",
+    proxyCostUsd: "0",
+    browserCostUsd: "0",
+    totalCostUsd: "0",
+  });
+  const charge = (total: string) =>
+    billing.ChargeRecorded.toJSON(
+      billing.ChargeRecorded.fromPartial({ usageId: total, projectId: project, kind: "llm", totals: totals(total) }),
+    );
+  await appendLedger(sessionId, "ChargeRecorded", charge("0.010"));
+  await appendLedger(sessionId, "ChargeRecorded", charge("0.025"));
+  const charged = await eventually(
+    () => get(sessionId),
+    (s) => s.totalCostUsd === "0.025",
+  );
+  expect(charged).toMatchObject({
+    proxyUsedMb: "2.25",
+    llmCostUsd: "0.025",
+    proxyCostUsd: "0.001",
+    browserCostUsd: "0.002",
+  });
+  await h.api.stopSession({ projectId: project, sessionId, strategy: "session" });
+});
+
+test("BudgetExceeded stops the task: cost cap in the summary, verdict false, then keepAlive decides", async () => {
+  for (const keepAlive of [true, false]) {
+    const { sessionId, taskId } = await running({ keepAlive, maxCostUsd: "0.05" });
+    const exceeded = billing.BudgetExceeded.toJSON(
+      billing.BudgetExceeded.fromPartial({ projectId: project, capUsd: "0.05", taskId, totals: totals("0.051") }),
+    );
+    await appendLedger(sessionId, "BudgetExceeded", exceeded);
+    const stopped = await eventually(
+      () => get(sessionId),
+      (s) => s.status !== "running",
+    );
+    expect(stopped).toMatchObject({
+      status: keepAlive ? "idle" : "stopped",
+      isTaskSuccessful: false,
+      lastStepSummary: "Task stopped: the cost cap of 0.05 USD was reached",
+      totalCostUsd: expect.any(String),
+    });
+    const stale = await failure(h.reports.stepRecorded({ sessionId, taskId, step: 1, summary: "s", messages: [] }));
+    expect(stale.code).toBe(status.FAILED_PRECONDITION);
+  }
+});
+
+test("reports about unknown sessions are NOT_FOUND, bad fields INVALID_ARGUMENT", async () => {
+  const unknown = await failure(
+    h.reports.sandboxReady({ sessionId: "00000000-0000-4000-8000-00000000abcd", browserId: "b" }),
+  );
+  expect(unknown.code).toBe(status.NOT_FOUND);
+  const notUuid = await failure(h.reports.sandboxReady({ sessionId: "bas.events.>", browserId: "b" }));
+  expect(notUuid.code).toBe(status.NOT_FOUND);
+  const { sessionId, taskId } = await running();
+  const role = await failure(
+    h.reports.stepRecorded({
+      sessionId,
+      taskId,
+      step: 1,
+      summary: "s",
+      messages: [{ role: "robot", type: "x", data: "", hidden: false }],
+    }),
+  );
+  expect(role).toMatchObject({ code: status.INVALID_ARGUMENT, field: ["messages[0].role"] });
+  const tokens = await failure(h.reports.usageReported({ sessionId, taskId, inputTokens: -1, outputTokens: 0 }));
+  expect(tokens.code).toBe(status.INVALID_ARGUMENT);
+});

@@ -1,0 +1,317 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { findChromium } from "@bas/embedded-infra";
+import { LOGIN_ACCOUNT, LOGIN_TEXTS } from "../fixtures/sites";
+import {
+  type RecordedRequest,
+  lastInputText,
+  promptText,
+  toolCallReply,
+  toolCallsReply,
+} from "../support/scripted-llm";
+import { type AgentStack, startAgentStack } from "./support/agent-stack";
+
+let stack: AgentStack;
+beforeAll(async () => {
+  stack = await startAgentStack();
+});
+afterAll(() => stack?.close());
+
+/** The [index] the agent showed the model for the first element line matching `pattern`. */
+function indexOf(request: RecordedRequest, pattern: RegExp): number {
+  for (const line of lastInputText(request).split("\n")) {
+    const match = /^\[(\d+)\](.*)$/.exec(line);
+    if (match && pattern.test(match[2])) return Number(match[1]);
+  }
+  throw new Error(`no element matching ${pattern}`);
+}
+
+async function until(check: () => Promise<boolean> | boolean, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+}
+
+test("the shop task through REST: right output, success, step count, messages, tokens and cost", async () => {
+  const { llm, sites } = stack;
+  // The scripted model serves each test by the provider model name its model value routes to.
+  llm.script("gpt-4o", [
+    toolCallReply("go_to_url", { url: `${sites.url}/shop/` }, { usage: { promptTokens: 2000, completionTokens: 100 } }),
+    (req) =>
+      toolCallsReply(
+        [
+          { name: "input_text", arguments: { index: indexOf(req, /<input type=search/), text: "Nimbus" } },
+          { name: "click", arguments: { index: indexOf(req, /<button>Search</) } },
+        ],
+        { usage: { promptTokens: 2500, completionTokens: 120 } },
+      ),
+    (req) =>
+      toolCallReply(
+        "click",
+        { index: indexOf(req, />Nimbus Chromebook</) },
+        { usage: { promptTokens: 2600, completionTokens: 40 } },
+      ),
+    (req) =>
+      toolCallReply(
+        "done",
+        {
+          success: true,
+          text: `The Nimbus Chromebook costs ${/Nimbus Chromebook\n(\$[\d.]+)/.exec(promptText(req))?.[1]}.`,
+        },
+        { usage: { promptTokens: 2700, completionTokens: 60 } },
+      ),
+  ]);
+  const created = await stack.request("POST", "/api/v3/sessions", {
+    task: "Find the price of the Nimbus Chromebook.",
+    model: "gpt-4o",
+  });
+  expect(created.status).toBe(200);
+  expect(created.body).toMatchObject({ status: "created", isTaskSuccessful: null, stepCount: 0 });
+
+  const session = await stack.waitFor(created.body.id, (s) => s.status === "stopped");
+  expect(session).toMatchObject({
+    output: "The Nimbus Chromebook costs $349.99.",
+    isTaskSuccessful: true,
+    stepCount: 4,
+    title: "Find the price of the Nimbus Chromebook.",
+    lastStepSummary: "Task completed",
+    totalInputTokens: 9800,
+    totalOutputTokens: 320,
+  });
+  expect(session.screenshotUrl).toMatch(/^http/);
+  // Billing priced the model calls (gpt-4o: $2.5 / $10 per million tokens).
+  const priced = await stack.waitFor(created.body.id, (s) => s.llmCostUsd !== "0");
+  expect(priced.llmCostUsd).toBe("0.0277");
+
+  const messages = await stack.request("GET", `/api/v3/sessions/${created.body.id}/messages?limit=100`);
+  expect(messages.status).toBe(200);
+  const list = messages.body.messages as Array<{ role: string; type: string; summary: string | null; data: string }>;
+  expect(list[0]).toMatchObject({
+    role: "human",
+    type: "user_message",
+    data: "Find the price of the Nimbus Chromebook.",
+  });
+  expect(list.filter((m) => m.type === "browser_action").map((m) => m.summary)).toEqual([
+    expect.stringMatching(/^Navigating to 127\.0\.0\.1:\d+\/shop\/$/),
+    "Typing 'Nimbus' into 'Search products'",
+    "Clicking 'Search'",
+    "Clicking 'Nimbus Chromebook'",
+    "Task completed",
+  ]);
+  expect(list.at(-1)).toMatchObject({ role: "ai", type: "completion", data: "The Nimbus Chromebook costs $349.99." });
+  // The screenshot of a step is served through its presigned URL.
+  const shot = await fetch(session.screenshotUrl);
+  expect(shot.status).toBe(200);
+  expect(shot.headers.get("content-type")).toBe("image/jpeg");
+});
+
+test("keepAlive: the session stays idle with its browser, and a second task sees the first one's cart", async () => {
+  const { llm, sites } = stack;
+  llm.script("gpt-4o-mini", [
+    toolCallReply("go_to_url", { url: `${sites.url}/shop/product/pixelon-8` }),
+    (req) => toolCallReply("click", { index: indexOf(req, /<button>Add to cart</) }),
+    toolCallReply("done", { success: true, text: "Added." }),
+    toolCallReply("go_to_url", { url: `${sites.url}/shop/cart` }),
+    (req) => toolCallReply("done", { success: true, text: /Total: \$[\d.]+/.exec(promptText(req))?.[0] ?? "nothing" }),
+  ]);
+  const first = await stack.request("POST", "/api/v3/sessions", {
+    task: "Add the Pixelon 8 to the cart.",
+    model: "gpt-4o-mini",
+    keepAlive: true,
+  });
+  await stack.waitFor(first.body.id, (s) => s.status === "idle" && s.isTaskSuccessful === true);
+  const second = await stack.request("POST", "/api/v3/sessions", {
+    task: "What is the cart total?",
+    model: "gpt-4o-mini",
+    sessionId: first.body.id,
+  });
+  expect(second.status).toBe(200);
+  const done = await stack.waitFor(first.body.id, (s) => s.status === "idle" && s.output?.startsWith("Total"));
+  expect(done).toMatchObject({ output: "Total: $699.00", isTaskSuccessful: true });
+});
+
+test("outputSchema: the corrected answer after a non-conforming one is the session's output", async () => {
+  const { llm } = stack;
+  llm.script("gpt-4.1-mini", [
+    toolCallReply("done", { success: true, data: { name: "Orbit Earbuds", price: "89.50" } }),
+    toolCallReply("done", { success: true, data: { name: "Orbit Earbuds", price: 89.5 } }),
+  ]);
+  const outputSchema = {
+    type: "object",
+    properties: { name: { type: "string" }, price: { type: "number" } },
+    required: ["name", "price"],
+    additionalProperties: false,
+  };
+  const created = await stack.request("POST", "/api/v3/sessions", {
+    task: "Name and price of the earbuds.",
+    model: "gpt-4.1-mini",
+    outputSchema,
+  });
+  const session = await stack.waitFor(created.body.id, (s) => s.status === "stopped");
+  expect(session).toMatchObject({
+    output: { name: "Orbit Earbuds", price: 89.5 },
+    isTaskSuccessful: true,
+    stepCount: 2,
+    outputSchema,
+  });
+  expect(promptText(llm.requests("gpt-4.1-mini")[1])).toContain("/price must be number");
+});
+
+test("codeMode: {text, code, output}, and the code runs on its own to the same result", async () => {
+  const { llm, sites } = stack;
+  llm.script("gpt-4.1", [
+    toolCallReply("go_to_url", { url: `${sites.url}/shop/search?category=audio` }),
+    (req) => toolCallReply("click", { index: indexOf(req, />Orbit Wireless Headphones</) }),
+    toolCallReply("done", { success: true, text: "The headphones cost $199.95." }),
+  ]);
+  const created = await stack.request("POST", "/api/v3/sessions", {
+    task: "Price of the Orbit headphones.",
+    model: "gpt-4.1",
+    codeMode: true,
+  });
+  const session = await stack.waitFor(created.body.id, (s) => s.status === "stopped");
+  expect(session.isTaskSuccessful).toBe(true);
+  const { text, code, output } = session.output;
+  expect(text).toBe("The headphones cost $199.95.");
+  expect(output).toMatchObject({ url: `${sites.url}/shop/product/orbit-headphones` });
+  expect(output.text).toContain("$199.95");
+
+  const dir = mkdtempSync(join(tmpdir(), "e2e-code-"));
+  try {
+    writeFileSync(join(dir, "task.js"), code);
+    symlinkSync(join(__dirname, "../../node_modules"), join(dir, "node_modules"));
+    const { stdout } = await promisify(execFile)(process.execPath, ["task.js"], {
+      cwd: dir,
+      env: { PATH: process.env.PATH, HOME: dir, CHROMIUM_PATH: findChromium() },
+      timeout: 60_000,
+    });
+    expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toEqual(output);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a bad tool call, invalid JSON and a nonexistent index: the agent recovers and finishes", async () => {
+  const { llm, sites } = stack;
+  llm.script("o4-mini", [
+    toolCallReply("go_to_url", { url: `${sites.url}/form/` }),
+    toolCallReply("submit_form", {}),
+    toolCallReply("input_text", "{index: 1, text: 'x'}"),
+    toolCallReply("input_text", { index: 4242, text: "Ada" }),
+    (req) => toolCallReply("input_text", { index: indexOf(req, /label="Full name"/), text: "Ada Lovelace" }),
+    toolCallReply("done", { success: true, text: "Filled." }),
+  ]);
+  const created = await stack.request("POST", "/api/v3/sessions", {
+    task: "Fill in the name.",
+    model: "o4-mini",
+    thinkingLevel: "low",
+  });
+  const session = await stack.waitFor(created.body.id, (s) => s.status === "stopped");
+  expect(session).toMatchObject({ isTaskSuccessful: true, output: "Filled.", stepCount: 6 });
+  const requests = llm.requests("o4-mini");
+  expect(requests[0].body.reasoning_effort).toBe("low");
+  expect(promptText(requests[5])).toContain('value="Ada Lovelace"');
+  const messages = (await stack.request("GET", `/api/v3/sessions/${created.body.id}/messages?limit=100`)).body.messages;
+  expect(messages.filter((m: { type: string }) => m.type === "browser_action_error")).toHaveLength(3);
+});
+
+test("stop with strategy task: idle within one step; then with strategy session: stopped and the browser gone", async () => {
+  const { llm, sites } = stack;
+  llm.script("gemini-2.5-pro", [
+    toolCallReply("go_to_url", { url: `${sites.url}/spa/` }),
+    toolCallReply("wait", { seconds: 1 }, { delayMs: 30_000 }),
+  ]);
+  const created = await stack.request("POST", "/api/v3/sessions", {
+    task: "Watch the catalog.",
+    model: "gemini-2.5-pro",
+    keepAlive: true,
+  });
+  const id = created.body.id;
+  await stack.waitFor(id, (s) => s.status === "running" && s.stepCount === 1);
+  await until(() => llm.requests("gemini-2.5-pro").length === 2);
+  const stopped = await stack.request("POST", `/api/v3/sessions/${id}/stop`, { strategy: "task" });
+  expect(stopped.status).toBe(200);
+  const idle = await stack.waitFor(id, (s) => s.status === "idle");
+  expect(idle).toMatchObject({ isTaskSuccessful: false, stepCount: 1 });
+  await until(() => stack.runner.status().activeTasks === 0);
+
+  expect((await stack.request("POST", `/api/v3/sessions/${id}/stop`, { strategy: "session" })).status).toBe(200);
+  await stack.waitFor(id, (s) => s.status === "stopped");
+  // The session's browser, as the project's browser list shows it.
+  await until(async () => {
+    const { body } = await stack.request("GET", "/api/v4/browsers?pageSize=100");
+    const mine = (body.items as Array<{ agentSessionId: string | null; status: string }>).filter(
+      (b) => b.agentSessionId === id,
+    );
+    return mine.length === 1 && mine[0].status === "stopped";
+  });
+});
+
+test("sensitiveData through REST: typed into the page, never in a prompt, a message or the session", async () => {
+  const { llm, sites } = stack;
+  llm.script("claude-3-5-haiku", [
+    toolCallReply("go_to_url", { url: `${sites.url}/login/` }),
+    (req) =>
+      toolCallsReply([
+        { name: "input_text", arguments: { index: indexOf(req, /<input type=email/), text: LOGIN_ACCOUNT.username } },
+        { name: "input_text", arguments: { index: indexOf(req, /<input type=password/), text: "<secret>pw</secret>" } },
+        { name: "send_keys", arguments: { keys: "Enter" } },
+      ]),
+    (req) => toolCallReply("done", { success: promptText(req).includes(LOGIN_TEXTS.greeting), text: "Signed in." }),
+  ]);
+  const created = await stack.request("POST", "/api/v3/sessions", {
+    task: "Sign in as ada@example.test with the password <secret>pw</secret>.",
+    model: "claude-3-5-haiku",
+    sensitiveData: { pw: LOGIN_ACCOUNT.password },
+  });
+  const session = await stack.waitFor(created.body.id, (s) => s.status === "stopped");
+  expect(session).toMatchObject({ isTaskSuccessful: true, output: "Signed in." });
+  const messages = await stack.request("GET", `/api/v3/sessions/${created.body.id}/messages?limit=100`);
+  for (const text of [
+    JSON.stringify(messages.body),
+    JSON.stringify(session),
+    ...llm.allRequests().map((r) => r.rawBody),
+  ]) {
+    expect(text).not.toContain(LOGIN_ACCOUNT.password);
+  }
+});
+
+test("maxCostUsd: when the next step would not fit under the cap the task ends, unsuccessful, with a clear summary", async () => {
+  const { llm, sites } = stack;
+  // gemini-2.0-flash: $0.1 / $0.4 per million tokens; each step reports 1M input tokens = $0.10.
+  const costly = { usage: { promptTokens: 1_000_000, completionTokens: 0 } };
+  llm.script("gemini-2.0-flash", [
+    toolCallReply("go_to_url", { url: `${sites.url}/shop/` }, costly),
+    toolCallReply("scroll", { direction: "down" }, costly),
+    toolCallReply("scroll", { direction: "up" }, costly),
+    toolCallReply("done", { success: true, text: "never reached" }, costly),
+  ]);
+  const created = await stack.request("POST", "/api/v3/sessions", {
+    task: "Browse.",
+    model: "gemini-2.0-flash",
+    maxCostUsd: "0.15",
+  });
+  const session = await stack.waitFor(created.body.id, (s) => s.status === "stopped");
+  expect(session.isTaskSuccessful).toBe(false);
+  expect(session.lastStepSummary).toMatch(/cost cap of 0\.15 USD was reached/);
+  expect(llm.remaining("gemini-2.0-flash")).toBeGreaterThanOrEqual(2);
+});
+
+test("use_own_key without a stored provider key is refused at creation with a clear 400, and nothing runs", async () => {
+  const before = stack.llm.allRequests().length;
+  const reply = await stack.request("POST", "/api/v3/sessions", {
+    task: "Anything.",
+    model: "deepseek-v3",
+    use_own_key: true,
+  });
+  expect(reply.status).toBe(400);
+  expect(reply.body.detail).toMatch(/use_own_key is set but the project has no stored API key for provider/);
+  const list = await stack.request("GET", "/api/v3/sessions?page_size=100");
+  expect(list.body.sessions.some((s: { model: string }) => s.model === "deepseek-v3")).toBe(false);
+  expect(stack.llm.allRequests().length).toBe(before);
+});

@@ -1,0 +1,148 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { blobBucketName } from "@bas/blobs";
+import { type BrowserPoolService, loadBrowserPoolConfig, startBrowserPoolService } from "@bas/browser-pool";
+import { loadSessionsConfig, type SessionsService, startSessionsService } from "@bas/sessions";
+import { createTestInfra, natsUrl, type TestInfra } from "@bas/testing";
+import { type BillingService, loadBillingConfig, startBillingService } from "@bas/billing";
+import { type GatewayService, loadGatewayConfig, startGatewayService } from "@bas/gateway";
+import { loadRunnerConfig, type RunnerService, startRunnerService } from "@bas/runner";
+import { leaseBucketName } from "../../../services/runner/src/adapters/nats/task-leases";
+import { type FixtureSites, startFixtureSites } from "../../fixtures/sites";
+import { type ScriptedLlm, startScriptedLlm } from "../../support/scripted-llm";
+
+export interface Reply {
+  status: number;
+  body: any;
+}
+
+/**
+ * The whole service in one process, the way a caller meets it: gateway (REST), sessions, browser-pool (real
+ * Chromium), billing and a runner, on one test namespace and database; the scripted model and the fixture sites.
+ */
+export interface AgentStack {
+  infra: TestInfra;
+  sites: FixtureSites;
+  llm: ScriptedLlm;
+  browserPool: BrowserPoolService;
+  runner: RunnerService;
+  request(method: string, path: string, body?: unknown): Promise<Reply>;
+  /** Polls GET /api/v3/sessions/{id} until `done` holds. */
+  waitFor(id: string, done: (session: any) => boolean, timeoutMs?: number): Promise<any>;
+  close(): Promise<void>;
+}
+
+export async function startAgentStack(): Promise<AgentStack> {
+  const infra = await createTestInfra();
+  const [sites, llm] = await Promise.all([startFixtureSites({ spaDelayMs: 300 }), startScriptedLlm()]);
+  const dataDir = mkdtempSync(join(tmpdir(), "bas-e2e-agent-"));
+  const common = {
+    NATS_URL: natsUrl(),
+    DATABASE_URL: infra.databaseUrl,
+    NAMESPACE: infra.namespace,
+    LOG_LEVEL: "silent",
+    GRPC_PORT: "0",
+  };
+  const started: Array<{ close(): Promise<void> }> = [];
+  try {
+    const billing: BillingService = await startBillingService(loadBillingConfig({ ...common, METRICS_PORT: "0" }));
+    started.push(billing);
+    const sessions: SessionsService = await startSessionsService(
+      loadSessionsConfig({
+        ...common,
+        SECRETS_KEY: randomBytes(32).toString("hex"),
+        BILLING_ADDR: `127.0.0.1:${billing.grpcPort}`,
+      }),
+      { ackWaitMs: 1_000 },
+    );
+    started.push(sessions);
+    const browserPool = await startBrowserPoolService(
+      loadBrowserPoolConfig({
+        ...common,
+        CDP_PORT: "0",
+        WARM_POOL_SIZE: "0",
+        NODE_ID: `e2e-${randomBytes(4).toString("hex")}`,
+        BROWSER_DATA_DIR: dataDir,
+      }),
+      { ackWaitMs: 1_000 },
+    );
+    started.push(browserPool);
+    const runner = await startRunnerService(
+      loadRunnerConfig({
+        ...common,
+        SESSIONS_ADDR: `127.0.0.1:${sessions.grpcPort}`,
+        BROWSER_POOL_ADDR: `127.0.0.1:${browserPool.grpcPort}`,
+        BILLING_ADDR: `127.0.0.1:${billing.grpcPort}`,
+        LLM_BASE_URL: llm.url,
+        LLM_API_KEY: "service-key",
+        LLM_MAX_RETRIES: "2",
+        TASK_ACK_WAIT_MS: "5000",
+        MAX_STEPS: "12",
+        PROVIDER_KEY_SECRET: randomBytes(32).toString("hex"),
+      }),
+    );
+    started.push(runner);
+    const apiKey = `bas_e2e_${randomBytes(16).toString("hex")}`;
+    const gateway: GatewayService = await startGatewayService(
+      loadGatewayConfig({
+        ...common,
+        PORT: "0",
+        HOST: "127.0.0.1",
+        BOOTSTRAP_API_KEY: apiKey,
+        BLOB_SIGNING_KEY: randomBytes(32).toString("hex"),
+        SESSIONS_ADDR: `127.0.0.1:${sessions.grpcPort}`,
+        BROWSER_POOL_ADDR: `127.0.0.1:${browserPool.grpcPort}`,
+        RUNNER_ADDR: `127.0.0.1:${runner.grpcPort}`,
+        BILLING_ADDR: `127.0.0.1:${billing.grpcPort}`,
+      }),
+    );
+    started.push(gateway);
+    const base = `http://127.0.0.1:${gateway.port}`;
+
+    const request = async (method: string, path: string, body?: unknown): Promise<Reply> => {
+      const res = await fetch(base + path, {
+        method,
+        headers: { "X-Service-API-Key": apiKey, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    };
+
+    return {
+      infra,
+      sites,
+      llm,
+      browserPool,
+      runner,
+      request,
+      async waitFor(id, done, timeoutMs = 45_000) {
+        const deadline = Date.now() + timeoutMs;
+        let last: Reply | undefined;
+        while (Date.now() < deadline) {
+          last = await request("GET", `/api/v3/sessions/${id}`);
+          if (last.status === 200 && done(last.body)) return last.body;
+          await sleep(150);
+        }
+        throw new Error(`session ${id} did not reach the expected state; last: ${JSON.stringify(last)}`);
+      },
+      async close() {
+        for (const s of started.reverse()) await s.close().catch(() => undefined);
+        await Promise.all([sites.close(), llm.close()]);
+        for (const stream of [`KV_${leaseBucketName(infra.namespace)}`, `OBJ_${blobBucketName(infra.namespace)}`]) {
+          await infra.jsm.streams.delete(stream).catch(() => undefined);
+        }
+        await infra.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    for (const s of started.reverse()) await s.close().catch(() => undefined);
+    await Promise.all([sites.close(), llm.close(), infra.close()]);
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+}
