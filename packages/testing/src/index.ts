@@ -1,1 +1,2 @@
 export { createTestDatabase, createTestInfra, natsUrl, testNamespace, type TestInfra } from "./isolation";
+export { eventually } from "./eventually";

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createNatsBlobStore } from "@bas/blobs";
 import { gateway } from "@bas/proto";
 import { connectClient } from "@bas/service-kit";
+import { eventually } from "@bas/testing";
 import { type Stack, startStack } from "./harness";
 import { dispatchedTaskId, type RunnerReports, runnerReports } from "./runner-driver";
 
@@ -138,7 +139,10 @@ describe("a session's life through REST", () => {
     });
     await runner.recordingSaved({ sessionId: id, recordingRef });
 
-    const read = await stack.request("GET", `/api/v3/sessions/${id}`);
+    const read = await eventually(
+      () => stack.request("GET", `/api/v3/sessions/${id}`),
+      (r) => r.body.recordingUrls?.length === 1,
+    );
     expect(read.body).toMatchObject({ stepCount: 1, lastStepSummary: "Navigating to example.com" });
     const shot = await fetch(read.body.screenshotUrl);
     expect(shot.status).toBe(200);
@@ -182,7 +186,13 @@ describe("a session's life through REST", () => {
     expect(Buffer.from(await (await fetch(step.screenshotUrl)).arrayBuffer()).equals(png)).toBe(true);
 
     await runner.taskCompleted({ sessionId: id, taskId, output: "Example Domain", success: true });
-    expect((await stack.request("GET", `/api/v3/sessions/${id}`)).body).toMatchObject({
+    // The runner's report reaches the gateway's cache through a change notice: a poll sees it, not necessarily the
+    // first one after the report returns.
+    const finished = await eventually(
+      () => stack.request("GET", `/api/v3/sessions/${id}`),
+      (read) => read.body.status !== "running",
+    );
+    expect(finished.body).toMatchObject({
       status: "stopped",
       output: "Example Domain",
       isTaskSuccessful: true,

@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import { AckPolicy, type Consumer } from "@nats-io/jetstream";
 import { createNatsEventStore, type EventStore } from "@bas/event-store";
 import { runner, sessions } from "@bas/proto";
@@ -119,13 +118,4 @@ export async function failure(call: Promise<unknown>): Promise<ClientError> {
   throw new Error("the call succeeded but was expected to fail");
 }
 
-/** Polls until `check` holds (no fixed timing: the deadline is only a safety net). */
-export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met in time; last value: ${JSON.stringify(value)}`);
-    await sleep(50);
-  }
-}
+export { eventually } from "@bas/testing";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { browserPool } from "@bas/proto";
 import { connectClient, type PromiseClient } from "@bas/service-kit";
-import { createTestInfra, type TestInfra } from "@bas/testing";
+import { createTestInfra, eventually as sharedEventually, type TestInfra } from "@bas/testing";
 import { findProcessesByArgPrefix } from "../../src/adapters/local/proc-fs";
 import { loadBrowserPoolConfig } from "../../src/config";
 import { type BrowserPoolService, type BrowserPoolServiceDeps, startBrowserPoolService } from "../../src/service";
@@ -95,16 +95,10 @@ export async function startPoolHarness(
 }
 
 /** Polls until `check` returns a value (not undefined); fails after `timeoutMs`. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 15_000,
-  what = "condition",
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000, what = "condition") {
+  try {
+    return (await sharedEventually(check, (value) => value !== undefined, timeoutMs)) as T;
+  } catch {
+    throw new Error(`${what} not reached within ${timeoutMs} ms`);
   }
 }
