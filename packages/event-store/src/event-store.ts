@@ -5,6 +5,7 @@ export interface AppendOptions {
   ids?: readonly string[];
   /** When the events happened; defaults to the store's clock. */
   occurredAt?: Date;
+  /** W3C trace context stored with the events; by default the active span's. */
   traceparent?: string;
 }
 

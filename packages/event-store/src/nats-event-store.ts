@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { headers as natsHeaders } from "@nats-io/transport-node";
 import { JetStreamApiError, type JetStreamClient, type JetStreamManager, type MsgRequest } from "@nats-io/jetstream";
+import { activeTraceparent } from "@bas/service-kit/tracing";
 import type { AggregateRef, DomainEvent, EventEnvelope, StoredEvent } from "./envelope";
 import type { AppendOptions, AppendResult, EventStore, LoadedAggregate } from "./event-store";
 import { ConcurrencyError, EventStoreUnavailableError } from "./errors";
@@ -80,6 +81,8 @@ export function createNatsEventStore(deps: NatsEventStoreDeps): EventStore {
   ): Promise<AppendResult> {
     const subject = subjectOf(aggregate);
     const occurredAt = (options.occurredAt ?? now()).toISOString();
+    // The command's trace goes with its events, so whatever they set off elsewhere joins that trace.
+    const traceparent = options.traceparent ?? activeTraceparent();
     const stored: StoredEvent[] = [];
     let last = expectedVersion;
     // Each event expects the sequence of the one before it, so an interleaved writer is caught between any two.
@@ -91,11 +94,11 @@ export function createNatsEventStore(deps: NatsEventStoreDeps): EventStore {
         aggregateType: aggregate.type,
         aggregateId: aggregate.id,
         occurredAt,
-        ...(options.traceparent ? { traceparent: options.traceparent } : {}),
+        ...(traceparent ? { traceparent } : {}),
         ...(events.length > 1 ? { commit: { index: i, size: events.length } } : {}),
       } as EventEnvelope;
       const h = natsHeaders();
-      if (options.traceparent) h.set("traceparent", options.traceparent);
+      if (traceparent) h.set("traceparent", traceparent);
       try {
         const ack = await js.publish(subject, JSON.stringify(envelope), {
           msgID: envelope.id,

@@ -1,3 +1,4 @@
+import { inSpan } from "@bas/service-kit/tracing";
 import { toolDefinitions } from "../domain/actions";
 import { DEFAULT_HISTORY_OPTIONS, renderHistory, type StepRecord } from "../domain/history";
 import { type PageSnapshot, renderSnapshot } from "../domain/page-state";
@@ -26,29 +27,32 @@ export async function runAgent(task: AgentTask, deps: AgentDeps): Promise<AgentO
 
   for (let step = 1; step <= task.maxSteps; step++) {
     if (signal.aborted) return { kind: "stopped", steps: step - 1 };
-    const snapshot = await observe(browser, options, task.vision);
+    const attributes = { "bas.step": step };
+    const snapshot = await inSpan("agent.observe", { attributes }, () => observe(browser, options, task.vision));
     // The step's screenshot (for the record) is taken while the model thinks, unless the model needed it already;
     // it is awaited before acting, so it shows the page the model saw and never races a navigation.
     const screenshot: Promise<Uint8Array | undefined> =
       snapshot.screenshot || !options.screenshots ? Promise.resolve(snapshot.screenshot) : browser.screenshot();
     let reply: ChatResult;
     try {
-      reply = await model.call({
-        messages: stepMessages({
-          task: task.task,
-          mode: task.mode,
-          secretKeys: task.secretKeys,
-          step,
-          maxSteps: task.maxSteps,
-          history: renderHistory(records, DEFAULT_HISTORY_OPTIONS),
-          page: redact(renderSnapshot(snapshot, options.maxObserveChars)),
-          notes,
-          ...(task.vision && snapshot.screenshot ? { screenshot: snapshot.screenshot } : {}),
-          today: deps.now().toISOString().slice(0, 10),
+      reply = await inSpan("agent.decide", { attributes }, () =>
+        model.call({
+          messages: stepMessages({
+            task: task.task,
+            mode: task.mode,
+            secretKeys: task.secretKeys,
+            step,
+            maxSteps: task.maxSteps,
+            history: renderHistory(records, DEFAULT_HISTORY_OPTIONS),
+            page: redact(renderSnapshot(snapshot, options.maxObserveChars)),
+            notes,
+            ...(task.vision && snapshot.screenshot ? { screenshot: snapshot.screenshot } : {}),
+            today: deps.now().toISOString().slice(0, 10),
+          }),
+          tools,
+          signal,
         }),
-        tools,
-        signal,
-      });
+      );
     } catch (err) {
       if (signal.aborted) return { kind: "stopped", steps: step - 1 };
       if (err instanceof BudgetExceededError) {
@@ -58,15 +62,9 @@ export async function runAgent(task: AgentTask, deps: AgentDeps): Promise<AgentO
     }
     const shot = options.screenshots ? await screenshot : undefined;
 
-    const result = await runToolCalls(reply, {
-      step,
-      task,
-      snapshot,
-      deps,
-      trace,
-      schemaFailures,
-      secrets: secretValues,
-    });
+    const result = await inSpan("agent.act", { attributes }, () =>
+      runToolCalls(reply, { step, task, snapshot, deps, trace, schemaFailures, secrets: secretValues }),
+    );
     notes = result.correction ? [result.correction] : [];
     if (result.correction) schemaFailures++;
     result.record.url = redact(snapshot.url);

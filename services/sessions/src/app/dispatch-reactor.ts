@@ -5,7 +5,7 @@ import { isTerminal, type Session, type SessionState } from "../domain/state";
 
 export interface DispatchReactorDeps {
   load(sessionId: string): Promise<SessionState>;
-  publish(assignment: runner.TaskAssignment): Promise<void>;
+  publish(assignment: runner.TaskAssignment, traceparent?: string): Promise<void>;
 }
 
 function assignment(session: Session, taskId: string, task: Session["task"]): runner.TaskAssignment {
@@ -63,7 +63,7 @@ export function dispatchReactor(deps: DispatchReactorDeps): Projection<any, Sess
     async apply(_trx, event) {
       if (event.type !== "TaskDispatched" && event.type !== "SessionCreated") return;
       const next = assignmentFor(await deps.load(event.aggregateId), event);
-      if (next) await deps.publish(next);
+      if (next) await deps.publish(next, event.traceparent);
     },
   };
 }

@@ -9,6 +9,7 @@ import {
 import { nanos } from "@nats-io/transport-node";
 import type { StreamNames } from "@bas/event-store";
 import { runner } from "@bas/proto";
+import { inSpan } from "@bas/service-kit/tracing";
 
 /** What happens to a delivery once its handler is done. */
 export type Disposition =
@@ -99,7 +100,20 @@ export async function startWorkConsumer(
     }
     const heartbeat = setInterval(() => msg.working(), Math.max(250, Math.floor(options.ackWaitMs / 3)));
     try {
-      const disposition = await handle({ assignment, attempt: msg.info.deliveryCount });
+      const attempt = msg.info.deliveryCount;
+      // The task joins the trace of the request that dispatched it.
+      const disposition = await inSpan(
+        "runner.task",
+        {
+          traceparent: msg.headers?.get("traceparent") || undefined,
+          attributes: {
+            "bas.session_id": assignment.sessionId,
+            "bas.task_id": assignment.taskId,
+            "bas.attempt": attempt,
+          },
+        },
+        () => handle({ assignment, attempt }),
+      );
       if (disposition.kind === "ack") await msg.ackAck().catch(() => msg.ack());
       else if (disposition.kind === "nak") msg.nak(disposition.delayMs);
     } catch (err) {
