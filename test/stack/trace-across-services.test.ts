@@ -1,76 +1,32 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freePort, waitForExit, waitForLine } from "@bas/embedded-infra";
 import { createTestInfra, eventually, type TestInfra } from "@bas/testing";
+import { type OtlpCollector, startOtlpCollector } from "../support/otlp-collector";
 import { type ScriptedLlm, startScriptedLlm, toolCallReply } from "../support/scripted-llm";
 
 const ROOT = resolve(__dirname, "../..");
 
-interface ExportedSpan {
-  service: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  attributes: Record<string, unknown>;
-}
-
-/** Spans out of OTLP/HTTP JSON export requests. */
-function spansOf(body: string): ExportedSpan[] {
-  const value = (v: any) => v?.stringValue ?? v?.intValue ?? v?.boolValue ?? v?.doubleValue;
-  const attributes = (list: any[] = []) => Object.fromEntries(list.map((a) => [a.key, value(a.value)]));
-  const out: ExportedSpan[] = [];
-  for (const rs of JSON.parse(body).resourceSpans ?? []) {
-    const service = String(attributes(rs.resource?.attributes)["service.name"]);
-    for (const ss of rs.scopeSpans ?? []) {
-      for (const s of ss.spans ?? []) {
-        out.push({
-          service,
-          traceId: s.traceId,
-          spanId: s.spanId,
-          parentSpanId: s.parentSpanId || undefined,
-          name: s.name,
-          attributes: attributes(s.attributes),
-        });
-      }
-    }
-  }
-  return out;
-}
-
 let infra: TestInfra;
 let llm: ScriptedLlm;
-let collector: Server;
+let collector: OtlpCollector;
 let stack: ChildProcess | undefined;
 let dataDir: string;
-const spans: ExportedSpan[] = [];
 
 beforeAll(async () => {
   infra = await createTestInfra();
   llm = await startScriptedLlm();
   dataDir = mkdtempSync(join(tmpdir(), "bas-trace-"));
-  // A stand-in OTLP/HTTP collector: it only keeps the spans it is sent.
-  collector = createServer((req, res) => {
-    let body = "";
-    req.on("data", (c) => {
-      body += c;
-    });
-    req.on("end", () => {
-      if (req.url === "/v1/traces") spans.push(...spansOf(body));
-      res.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  await new Promise<void>((r) => collector.listen(0, "127.0.0.1", r));
+  collector = await startOtlpCollector();
 });
 afterAll(async () => {
   if (stack && stack.exitCode === null) {
     stack.kill("SIGTERM");
     await waitForExit(stack, 60_000);
   }
-  collector.close();
+  await collector.close();
   await llm.close();
   await infra.close();
   rmSync(dataDir, { recursive: true, force: true });
@@ -91,7 +47,7 @@ test("one trace runs from the REST call through gRPC and the NATS work queue to 
       PORT: String(port),
       BOOTSTRAP_API_KEY: apiKey,
       LLM_BASE_URL: llm.urlFor("trace"),
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as { port: number }).port}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json",
       OTEL_BSP_SCHEDULE_DELAY: "100",
       OTEL_SDK_DISABLED: "false",
@@ -118,10 +74,10 @@ test("one trace runs from the REST call through gRPC and the NATS work queue to 
 
   // The runner's task span: its trace must be the one the REST call started.
   const task = await eventually(
-    async () => spans.find((s) => s.name === "runner.task" && s.attributes["bas.session_id"] === id),
-    (s) => s !== undefined && spans.some((d) => d.traceId === s.traceId && d.name === "agent.decide"),
+    async () => collector.spans().find((s) => s.name === "runner.task" && s.attributes["bas.session_id"] === id),
+    (s) => s !== undefined && collector.spans().some((d) => d.traceId === s.traceId && d.name === "agent.decide"),
   );
-  const trace = spans.filter((s) => s.traceId === task!.traceId);
+  const trace = collector.spans().filter((s) => s.traceId === task!.traceId);
   // One root: the gateway's span of the POST.
   const roots = trace.filter((s) => !s.parentSpanId);
   expect(roots).toHaveLength(1);
