@@ -17,7 +17,7 @@ import { checkGrpcHealth, connectClient } from "@bas/service-kit";
 import { benchInfra } from "./support/infra";
 import { percentile } from "./support/stats";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const CONNECTIONS = 50;
 const SEEDED = 100;
 
