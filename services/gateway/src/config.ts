@@ -31,6 +31,9 @@ export const gatewayEnv = {
   SESSION_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   /** Path to a JSON model catalog; default the built-in 21 models. */
   MODEL_CATALOG: optional(z.string()),
+  /** Requests per project and window on each gateway replica (429 with Retry-After beyond it); 0 = no limit. */
+  RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(0),
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(3600).default(1),
   /** Deadline of calls to other services. */
   GRPC_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
 };

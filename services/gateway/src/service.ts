@@ -20,6 +20,7 @@ import { createProjectAdmin } from "./app/project-admin";
 import { createSessionCache } from "./app/session-cache";
 import type { GatewayConfig } from "./config";
 import { createHttpApp } from "./http/create-app";
+import { createProjectRateLimit } from "./http/rate-limit";
 import type { GatewayDeps } from "./http/gateway-deps";
 import { buildOpenApiDocument } from "./http/openapi";
 import type { AnyRoute } from "./http/route";
@@ -118,7 +119,13 @@ export async function startGatewayService(config: GatewayConfig): Promise<Gatewa
     },
     log,
   };
-  http.handle(createHttpApp(ROUTES, deps, { authenticator, maxBodyBytes: config.MAX_BODY_BYTES }).callback());
+  const rateLimit = createProjectRateLimit({
+    requests: config.RATE_LIMIT_REQUESTS,
+    windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
+  });
+  http.handle(
+    createHttpApp(ROUTES, deps, { authenticator, rateLimit, maxBodyBytes: config.MAX_BODY_BYTES }).callback(),
+  );
 
   const grpc = createGrpcServer();
   grpc.add(gateway.ProjectAdminService, projectAdminService(admin, log));

@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { blobBucketName } from "@bas/blobs";
 import { type BillingService, loadBillingConfig, startBillingService } from "@bas/billing";
+import { gateway as gatewayProto } from "@bas/proto";
+import { connectClient } from "@bas/service-kit";
 import { loadSessionsConfig, type SessionsService, startSessionsService } from "@bas/sessions";
 import { createTestInfra, type TestInfra } from "@bas/testing";
 import { loadGatewayConfig } from "../src/config";
@@ -34,6 +36,8 @@ export interface Stack {
   blobSigningKey: string;
   env: Record<string, string>;
   request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
+  /** The API key of a new project (through `ProjectAdmin`), for tests that need a second tenant or a clean slate. */
+  newProjectKey(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -109,6 +113,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     blobSigningKey,
     env,
     request,
+    async newProjectKey() {
+      const admin = connectClient(gatewayProto.ProjectAdminClient, `127.0.0.1:${gateway.grpcPort}`);
+      try {
+        const project = await admin.createProject({ name: `p-${randomBytes(4).toString("hex")}` });
+        return (await admin.createApiKey({ projectId: project.id, label: "test" })).plainKey;
+      } finally {
+        admin.close();
+      }
+    },
     async close() {
       await gateway.close();
       await sessions?.close();

@@ -1,5 +1,3 @@
-import { gateway } from "@bas/proto";
-import { connectClient } from "@bas/service-kit";
 import { type Stack, startStack } from "./harness";
 import { dispatchedTaskId, type RunnerReports, runnerReports } from "./runner-driver";
 
@@ -53,10 +51,7 @@ test("a stop through this gateway is visible on the very next read", async () =>
 });
 
 test("a cached session is never served to another project", async () => {
-  const admin = connectClient(gateway.ProjectAdminClient, `127.0.0.1:${stack.gateway.grpcPort}`);
-  const project = await admin.createProject({ name: "other" });
-  const { plainKey } = await admin.createApiKey({ projectId: project.id, label: "test" });
-  admin.close();
+  const plainKey = await stack.newProjectKey();
   const created = await stack.request("POST", "/api/v3/sessions", { body: { task: "anything" } });
   expect((await stack.request("GET", `/api/v3/sessions/${created.body.id}`)).status).toBe(200); // cached
   const other = await stack.request("GET", `/api/v3/sessions/${created.body.id}`, { key: plainKey });

@@ -1,7 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { createNatsBlobStore } from "@bas/blobs";
-import { gateway } from "@bas/proto";
-import { connectClient } from "@bas/service-kit";
 import { eventually } from "@bas/testing";
 import { type Stack, startStack } from "./harness";
 import { dispatchedTaskId, type RunnerReports, runnerReports } from "./runner-driver";
@@ -17,17 +15,6 @@ afterAll(async () => {
   runner.close();
   await stack.close();
 });
-
-/** A key of a fresh project, so counts and lists start from zero. */
-async function freshProjectKey(): Promise<string> {
-  const admin = connectClient(gateway.ProjectAdminClient, `127.0.0.1:${stack.gateway.grpcPort}`);
-  try {
-    const project = await admin.createProject({ name: `p-${randomBytes(4).toString("hex")}` });
-    return (await admin.createApiKey({ projectId: project.id, label: "" })).plainKey;
-  } finally {
-    admin.close();
-  }
-}
 
 const SESSION_FIELDS = [
   "id",
@@ -250,7 +237,7 @@ describe("a session's life through REST", () => {
   });
 
   test("delete: 204, then 404 and gone from the list", async () => {
-    const key = await freshProjectKey();
+    const key = await stack.newProjectKey();
     const created = await stack.request("POST", "/api/v3/sessions", { key, body: { task: "to be deleted" } });
     const id = created.body.id;
     const deleted = await stack.request("DELETE", `/api/v3/sessions/${id}`, { key });
@@ -270,7 +257,7 @@ describe("pagination through REST", () => {
   const ids: string[] = [];
 
   beforeAll(async () => {
-    key = await freshProjectKey();
+    key = await stack.newProjectKey();
     for (let i = 0; i < 23; i++) {
       const reply = await stack.request("POST", "/api/v3/sessions", {
         key,

@@ -6,10 +6,12 @@ import { createBodyReader } from "./body";
 import { errorMiddleware } from "./error-middleware";
 import type { GatewayDeps } from "./gateway-deps";
 import type { AnyRoute, AuthenticatedProject, RequestSchemas, RouteResult } from "./route";
+import type { ProjectRateLimit } from "./rate-limit";
 import { validateRequest } from "./validate-request";
 
 export interface HttpAppOptions {
   authenticator: Authenticator;
+  rateLimit: ProjectRateLimit;
   maxBodyBytes: number;
 }
 
@@ -55,7 +57,10 @@ export function createHttpApp(routes: readonly AnyRoute[], deps: GatewayDeps, op
     const schemas: RequestSchemas = (typeof route.request === "function" ? route.request(deps) : route.request) ?? {};
     router[route.method](koaPath(route.path), async (ctx) => {
       let project: AuthenticatedProject | undefined;
-      if (route.auth === "api-key") project = await authenticateRequest(ctx.get(API_KEY_HEADER), options.authenticator);
+      if (route.auth === "api-key") {
+        project = await authenticateRequest(ctx.get(API_KEY_HEADER), options.authenticator);
+        await options.rateLimit.admit(project.projectId);
+      }
       const body = schemas.body ? await readBody(ctx) : undefined;
       const valid = validateRequest(schemas, { params: ctx.params, query: ctx.query, body });
       const result = await route.handler(
