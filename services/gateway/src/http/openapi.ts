@@ -15,7 +15,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   410: "Gone",
   413: "Request body too large",
   422: "Validation error",
-  429: "Too many concurrent active sessions",
+  429: "Too many requests (the project's rate limit, with Retry-After) or too many active sessions or browsers",
   503: "A service is temporarily unavailable",
 };
 
@@ -90,7 +90,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], deps: GatewayD
             : {}),
       };
     }
-    const errorStatuses = new Set([...(route.errors ?? []), ...(route.auth === "api-key" ? [401] : [])]);
+    const errorStatuses = new Set([...(route.errors ?? []), ...(route.auth === "api-key" ? [401, 429] : [])]);
     for (const status of [...errorStatuses].sort()) {
       out[status] = {
         description: ERROR_DESCRIPTIONS[status] ?? "Error",
