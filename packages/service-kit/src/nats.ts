@@ -7,8 +7,18 @@ export interface Nats {
   jsm: JetStreamManager;
 }
 
-/** Connects with unlimited reconnects: a NATS restart must not take the service down. */
+/**
+ * Connects with unlimited reconnects: a NATS restart must not take the service down. Without async traces: by default
+ * every request (each JetStream publish, each acknowledged ack) builds two Error objects up front just in case it
+ * fails, which was a sixth of billing's CPU; a failure still says what failed, only not from which call site.
+ */
 export async function connectNats(url: string, name: string): Promise<Nats> {
-  const nc = await connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+  const nc = await connect({
+    servers: url,
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    noAsyncTraces: true,
+  });
   return { nc, js: jetstream(nc), jsm: await jetstreamManager(nc) };
 }
