@@ -29,6 +29,22 @@ export class ClientError extends Error {
   }
 }
 
+/**
+ * Calls `fn` again while it fails with a retryable `ClientError` (unreachable, overloaded), `attempts` times at most,
+ * waiting 0.5 s, 1 s, 2 s, ... between tries: a service restarting or a network blip costs a short wait, not the
+ * caller's work. Any other error is thrown at once.
+ */
+export async function retryUnavailable<T>(fn: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof ClientError && err.retryable) || attempt >= attempts) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
+    }
+  }
+}
+
 type Callback<Res> = (err: GrpcServiceError | null, response: Res) => void;
 type UnaryMethod<Req, Res> = (
   req: Req,

@@ -5,7 +5,14 @@ export { runService, type RunningService } from "./lifecycle";
 export { connectNats, type Nats } from "./nats";
 export { createGrpcServer, type GrpcServer } from "./grpc-server";
 export { unary, unaryService, type HandlerLog } from "./grpc-handler";
-export { checkGrpcHealth, ClientError, connectClient, promiseClient, type PromiseClient } from "./grpc-client";
+export {
+  checkGrpcHealth,
+  ClientError,
+  connectClient,
+  promiseClient,
+  type PromiseClient,
+  retryUnavailable,
+} from "./grpc-client";
 export {
   BadRequestError,
   IllegalStateError,

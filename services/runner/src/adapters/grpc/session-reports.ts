@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import { sessions } from "@bas/proto";
-import { ClientError, connectClient, type PromiseClient } from "@bas/service-kit";
+import { ClientError, connectClient, type PromiseClient, retryUnavailable } from "@bas/service-kit";
 import { StaleAttemptError } from "../../app/ports";
 
 type Reports = PromiseClient<sessions.RunnerReportsClient>;
@@ -17,8 +17,6 @@ export interface SessionReports {
   close(): void;
 }
 
-const RETRIES = 4;
-
 /**
  * The sessions service's runner-facing API. A report about a task that is no longer current (stopped, ended,
  * session gone) becomes StaleAttemptError: the attempt must stop. An unreachable service is retried with backoff.
@@ -27,16 +25,13 @@ export function connectSessionReports(address: string): SessionReports {
   const client: Reports = connectClient(sessions.RunnerReportsClient, address, 15_000);
 
   async function call<T>(fn: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await fn();
-      } catch (err) {
-        if (err instanceof ClientError && (err.code === status.FAILED_PRECONDITION || err.code === status.NOT_FOUND)) {
-          throw new StaleAttemptError(err.details, { cause: err });
-        }
-        if (!(err instanceof ClientError && err.retryable) || attempt >= RETRIES) throw err;
-        await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
+    try {
+      return await retryUnavailable(fn);
+    } catch (err) {
+      if (err instanceof ClientError && (err.code === status.FAILED_PRECONDITION || err.code === status.NOT_FOUND)) {
+        throw new StaleAttemptError(err.details, { cause: err });
       }
+      throw err;
     }
   }
 
