@@ -11,8 +11,6 @@ export interface ExportedSpan {
 
 export interface OtlpCollector {
   url: string;
-  /** Every export request, as sent. */
-  readonly received: { path: string; body: string }[];
   /** The spans of the OTLP/HTTP JSON trace exports received so far. */
   spans(): ExportedSpan[];
   close(): Promise<void>;
@@ -34,7 +32,6 @@ export async function startOtlpCollector(): Promise<OtlpCollector> {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    received,
     spans: () => received.filter((r) => r.path === "/v1/traces").flatMap((r) => spansOf(r.body)),
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
