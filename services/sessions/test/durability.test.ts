@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import { billing } from "@bas/proto";
-import { createRequest, eventually, type Harness, newProject, startHarness } from "./harness";
+import { eventually } from "@bas/testing";
+import { createRequest, type Harness, newProject, startHarness } from "./harness";
 
 let h: Harness;
 beforeAll(async () => {

@@ -117,5 +117,3 @@ export async function failure(call: Promise<unknown>): Promise<ClientError> {
   }
   throw new Error("the call succeeded but was expected to fail");
 }
-
-export { eventually } from "@bas/testing";

@@ -1,5 +1,6 @@
 import { status } from "@grpc/grpc-js";
-import { createRequest, eventually, failure, type Harness, newProject, startHarness } from "./harness";
+import { eventually } from "@bas/testing";
+import { createRequest, failure, type Harness, newProject, startHarness } from "./harness";
 
 let h: Harness;
 beforeAll(async () => {

@@ -1,6 +1,7 @@
 import { status } from "@grpc/grpc-js";
 import { billing, type sessions } from "@bas/proto";
-import { createRequest, eventually, failure, type Harness, newProject, startHarness } from "./harness";
+import { eventually } from "@bas/testing";
+import { createRequest, failure, type Harness, newProject, startHarness } from "./harness";
 
 let h: Harness;
 beforeAll(async () => {

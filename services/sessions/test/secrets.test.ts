@@ -2,7 +2,8 @@ import { Writable } from "node:stream";
 import { status } from "@grpc/grpc-js";
 import { sql } from "kysely";
 import pino from "pino";
-import { createRequest, eventually, failure, type Harness, newProject, startHarness } from "./harness";
+import { eventually } from "@bas/testing";
+import { createRequest, failure, type Harness, newProject, startHarness } from "./harness";
 
 let h: Harness;
 const logLines: string[] = [];
