@@ -136,7 +136,7 @@ async function main() {
     }),
   );
   const api = connectClient(sessions.SessionsClient, `127.0.0.1:${service.grpcPort}`);
-  const reports = connectSessionReports(`127.0.0.1:${service.grpcPort}`);
+  const reports = connectSessionReports(`127.0.0.1:${service.grpcPort}`, { graceMs: 5_000 });
   const blobs = await createNatsBlobStore({ js: nats.js, namespace });
   const chat = new OpenAiChat({ timeoutMs: 10_000, maxRetries: 0 });
   const rows: string[] = [];

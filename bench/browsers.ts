@@ -26,7 +26,7 @@ const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
 async function main() {
   const started = Date.now();
   const site = await startTestSite();
-  const stack: BrowserStack = await startBrowserStack();
+  const stack: BrowserStack = await startBrowserStack(site.host);
   const targets: Array<Record<string, unknown>> = [];
   const stopSamples: number[] = [];
   const cleanup = async () => {

@@ -1,6 +1,7 @@
 import { fork } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { fetchDevtoolsJson } from "../../services/browser-pool/src/adapters/cdp/devtools-json";
 import puppeteer from "puppeteer-core";
 import {
   findProcessesByArgPrefix,
@@ -77,15 +78,18 @@ export async function lifecycle(stack: BrowserStack, runs: number, pageUrl: stri
   return { lifecycle: summarize(total), stop: summarize(stop), processesGone: summarize(gone) };
 }
 
-/** The browser's own DevTools port, from the file Chromium writes in its profile. */
-async function directPort(stack: BrowserStack, id: string): Promise<number> {
-  const file = await readFile(join(stack.dataDir, id, "DevToolsActivePort"), "utf8");
-  return Number(file.split("\n")[0]);
-}
+/** The socket a sandboxed browser's DevTools is reached through from this host (it has no port here). */
+const devtoolsSocket = (stack: BrowserStack, id: string) => join(stack.dataDir, ".sockets", id, "devtools.sock");
+
+/** `ws+unix://` addresses the browser's own DevTools straight through its socket (the `ws` library's form). */
+const directUrl = (stack: BrowserStack, id: string, path: string) => `ws+unix://${devtoolsSocket(stack, id)}:${path}`;
 
 async function browserPath(stack: BrowserStack, id: string): Promise<string> {
-  const file = await readFile(join(stack.dataDir, id, "DevToolsActivePort"), "utf8");
-  return file.split("\n")[1].trim();
+  const version = (await fetchDevtoolsJson(
+    { host: "127.0.0.1", port: 9222, socketPath: devtoolsSocket(stack, id) },
+    "/json/version",
+  )) as { webSocketDebuggerUrl: string };
+  return new URL(version.webSocketDebuggerUrl).pathname;
 }
 
 async function evaluateLoop(clients: CdpClient[], perClient: number, latencies: number[]): Promise<number> {
@@ -112,7 +116,7 @@ export async function roundTrips(stack: BrowserStack, total: number, connections
   const list = (await (await fetch(`${browser.cdpUrl.replace(/^ws/, "http")}/json/list`)).json()) as any[];
   const target = list.find((t) => t.type === "page");
   const urls = {
-    direct: `ws://127.0.0.1:${await directPort(stack, browser.id)}/devtools/page/${target.id}`,
+    direct: directUrl(stack, browser.id, `/devtools/page/${target.id}`),
     proxy: `${browser.cdpUrl}/devtools/page/${target.id}`,
   };
   const open = async (url: string) => Promise.all(Array.from({ length: connections }, () => openCdp(url)));
@@ -171,8 +175,9 @@ export async function memory(stack: BrowserStack, browsers: number, connections:
   const { port } = await reply("ready");
   const target = made[0];
   const [, , browserId, secret] = new URL(target.cdpUrl).pathname.split("/");
-  const devtools = `ws://127.0.0.1:${await directPort(stack, browserId)}${await browserPath(stack, browserId)}`;
-  probe.send({ type: "register", spec: { browserId, secret, devtoolsUrl: devtools, publicUrl: target.cdpUrl } });
+  const devtools = `ws://127.0.0.1:9222${await browserPath(stack, browserId)}`;
+  const spec = { browserId, secret, devtoolsUrl: devtools, devtoolsSocket: devtoolsSocket(stack, browserId) };
+  probe.send({ type: "register", spec: { ...spec, publicUrl: target.cdpUrl } });
   await reply("registered");
   const measure = async () => {
     probe.send({ type: "measure" });

@@ -13,7 +13,8 @@ import { benchInfra } from "../support/infra";
  * The deployed shape on one machine: NATS, Postgres, browser-pool and the gateway as their own processes, so the
  * benchmark client never shares an event loop with the proxy it measures.
  */
-export async function startBrowserStack() {
+/** `egressAllow`: the destinations (BROWSER_EGRESS_ALLOW) the benchmark's browsers open, e.g. its test site. */
+export async function startBrowserStack(egressAllow = "") {
   const infra = await benchInfra();
   const dataDir = mkdtempSync(join(tmpdir(), "bas-bench-browsers-"));
   const [poolPort, cdpPort, httpPort, gatewayGrpc] = await Promise.all([
@@ -55,6 +56,7 @@ export async function startBrowserStack() {
       BROWSER_DATA_DIR: dataDir,
       MAX_BROWSERS_PER_PROJECT: "1000",
       MAX_BROWSERS_PER_NODE: "1000",
+      BROWSER_EGRESS_ALLOW: egressAllow,
       ...env,
     };
     pool = startServiceProcess("browser-pool", "services/browser-pool/src/main.ts", poolEnv);

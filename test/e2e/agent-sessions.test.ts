@@ -315,3 +315,34 @@ test("use_own_key without a stored provider key is refused at creation with a cl
   expect(list.body.sessions.some((s: { model: string }) => s.model === "deepseek-v3")).toBe(false);
   expect(stack.llm.allRequests().length).toBe(before);
 });
+
+test("a task cannot take its browser to the host: file:// and loopback are refused, and the model and the caller see why", async () => {
+  const { llm } = stack;
+  // The scripted model itself is a service on this host's loopback, which the fixture sites' allowance does not open.
+  const hostService = `http://${new URL(llm.url).host}/v1/models`;
+  const seen: string[] = [];
+  llm.script("gpt-4.1", [
+    toolCallReply("go_to_url", { url: "file:///etc/passwd" }),
+    (req) => {
+      seen.push(lastInputText(req));
+      return toolCallReply("go_to_url", { url: hostService });
+    },
+    (req) => {
+      seen.push(lastInputText(req));
+      return toolCallReply("done", { success: false, text: "Both were refused." });
+    },
+  ]);
+  const created = await stack.request("POST", "/api/v3/sessions", { task: "Read the host's files.", model: "gpt-4.1" });
+  expect(created.status).toBe(200);
+  await stack.waitFor(created.body.id, (s) => s.status === "stopped");
+
+  // The runner refuses other schemes before the browser sees them; the browser's policy would block file:// too.
+  expect(seen[0]).toMatch(/scheme of "file:\/\/\/etc\/passwd" are not allowed/);
+  expect(seen[1]).toMatch(/Blocked by the browser egress policy: 127\.0\.0\.1:\d+: .*loopback/);
+  const messages = await stack.request("GET", `/api/v3/sessions/${created.body.id}/messages?limit=100`);
+  const text = JSON.stringify(messages.body);
+  expect(text).toMatch(/not allowed/);
+  expect(text).toMatch(/Blocked by the browser egress policy: 127\.0\.0\.1:\d+: .*loopback/);
+  expect(text).not.toMatch(/root:x:0:0/);
+  expect(seen.join("\n")).not.toMatch(/root:x:0:0|"object":\s*"list"/);
+});

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from "node:fs";
+import { accessSync, constants, existsSync, readdirSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 
 /** Thrown when a program the local stack needs is not installed; says how to install it. */
@@ -37,10 +37,41 @@ export function findPostgresBin(): string {
   );
 }
 
-export function findChromium(): string {
-  const candidates = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", onPath("chromium"), onPath("chromium-browser")];
-  const found = candidates.find((c): c is string => !!c && existsSync(c));
-  if (!found)
-    throw new MissingBinaryError("Chromium not found: install it (apt-get install -y chromium) or set CHROMIUM_PATH.");
+const isExecutable = (path: string) => {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The Chromium to run: `CHROMIUM_PATH` when set (and only it: a path given by hand that is wrong must say so),
+ * otherwise /usr/bin/chromium, `chromium` or `chromium-browser` on PATH.
+ */
+export function findChromium(explicit = process.env.CHROMIUM_PATH || undefined): string {
+  const candidates = explicit ? [explicit] : ["/usr/bin/chromium", onPath("chromium"), onPath("chromium-browser")];
+  const found = candidates.find((c): c is string => !!c && isExecutable(c));
+  if (!found) {
+    throw new MissingBinaryError(
+      `Chromium not found at ${explicit ?? "/usr/bin/chromium"}${explicit ? "" : " (nor chromium or chromium-browser on PATH)"}: ` +
+        `install it (apt-get install -y chromium) or set CHROMIUM_PATH${explicit ? " to where it is" : ""}`,
+    );
+  }
   return found;
+}
+
+/** Every local browser runs in a bubblewrap sandbox reached through socat bridges. */
+export function checkSandboxTools(): void {
+  const missing = ["bwrap", "socat"].filter((tool) => {
+    const found = onPath(tool);
+    return !found || !isExecutable(found);
+  });
+  if (missing.length > 0) {
+    throw new MissingBinaryError(
+      `${missing.join(" and ")} not found: every browser runs in a bubblewrap sandbox reached through socat; ` +
+        "install them (apt-get install -y bubblewrap socat)",
+    );
+  }
 }

@@ -1,5 +1,12 @@
 export { freePort } from "./free-port";
-export { findChromium, findNatsServer, findPostgresBin, MissingBinaryError } from "./binaries";
+export { checkSandboxTools, findChromium, findNatsServer, findPostgresBin, MissingBinaryError } from "./binaries";
 export { startNatsServer, type EmbeddedNats } from "./nats-server";
-export { createDatabaseIfMissing, startPostgres, type EmbeddedPostgres, type PostgresOptions } from "./postgres-server";
+export {
+  createDatabaseIfMissing,
+  postgresUser,
+  startPostgres,
+  type EmbeddedPostgres,
+  type PostgresOptions,
+} from "./postgres-server";
+export type { ServerProcess } from "./server-process";
 export { waitForExit, waitForLine } from "./process";

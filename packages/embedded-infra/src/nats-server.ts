@@ -1,14 +1,13 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { findNatsServer } from "./binaries";
 import { freePort } from "./free-port";
 import { waitForExit, waitForLine } from "./process";
+import { exitOf, type ServerProcess } from "./server-process";
 
-export interface EmbeddedNats {
+export interface EmbeddedNats extends ServerProcess {
   url: string;
-  pid: number;
-  stop(): Promise<void>;
 }
 
 /** Starts a `nats-server` with JetStream on loopback, storing under `dataDir`. */
@@ -17,8 +16,12 @@ export async function startNatsServer(options: {
   port?: number;
   /** Its own process group, so that a terminal's Ctrl-C does not stop NATS before the services that still need it. */
   detached?: boolean;
+  /** Where its log goes (it is read, then dropped, when not given). */
+  log?: NodeJS.WritableStream;
 }): Promise<EmbeddedNats> {
-  mkdirSync(options.dataDir, { recursive: true });
+  // The store is the server's alone (its messages hold the deployment's events).
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(options.dataDir, 0o700);
   const pidFile = join(options.dataDir, "nats-server.pid");
   await stopLeftover(pidFile);
   const port = options.port ?? (await freePort());
@@ -27,10 +30,13 @@ export async function startNatsServer(options: {
     stdio: ["ignore", "ignore", "pipe"],
     detached: options.detached ?? false,
   });
+  if (options.log) child.stderr?.pipe(options.log, { end: false });
+  const exited = exitOf(child);
   await waitForLine(child, /Server is ready/, 15_000, "nats-server");
   return {
     url: `nats://127.0.0.1:${port}`,
     pid: child.pid!,
+    exited,
     async stop() {
       child.kill("SIGTERM");
       await waitForExit(child, 10_000);

@@ -1,11 +1,24 @@
 import { Kysely, type Migration, Migrator, PostgresDialect } from "kysely";
 import { Pool } from "pg";
 
-/** A kysely instance over a pg pool. */
-export function createDb<DB>(connectionString: string, options: { max?: number } = {}): Kysely<DB> {
-  const pool = new Pool({ connectionString, max: options.max ?? 10 });
-  // An idle client's connection can drop (Postgres restarted); without a listener that error would crash the process.
+/**
+ * A kysely instance over a pg pool. With `connectionTimeoutMs`, a query that cannot get a connection in that time
+ * fails (pg's "timeout exceeded when trying to connect") instead of waiting for one forever.
+ */
+export function createDb<DB>(
+  connectionString: string,
+  options: { max?: number; connectionTimeoutMs?: number } = {},
+): Kysely<DB> {
+  const pool = new Pool({
+    connectionString,
+    max: options.max ?? 10,
+    ...(options.connectionTimeoutMs ? { connectionTimeoutMillis: options.connectionTimeoutMs } : {}),
+  });
+  // A connection can drop (Postgres restarted, the backend was terminated); without a listener that error would
+  // crash the process. The pool reports it for idle clients; a checked-out client (a projection's leader connection,
+  // a lock holder) reports it on itself, and its pending query fails on its own.
   pool.on("error", () => undefined);
+  pool.on("connect", (client) => client.on("error", () => undefined));
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
 

@@ -1,41 +1,70 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { createWriteStream } from "node:fs";
+import { isIP } from "node:net";
 import { join, resolve } from "node:path";
 import { ConfigError } from "@bas/service-kit";
-import { freePort, startNatsServer, startPostgres } from "@bas/embedded-infra";
+import { freePort, postgresUser, startNatsServer, startPostgres } from "@bas/embedded-infra";
 import { loadStackConfig } from "./config";
+import { checkPrerequisites } from "./prerequisites";
+import { secureDataDir, writePrivateFile } from "./private-files";
 import { loadOrCreateSecrets } from "./secrets";
+import { superviseServer } from "./supervised-server";
 import { createSupervisor } from "./supervisor";
 import { waitForHealthy } from "./wait-for-healthy";
 
 const ROOT = resolve(__dirname, "../../..");
-/** Stopped in this order: no new traffic first, then hand back work, then the state owners. */
+/** Stopped in this order: no new traffic first, then hand back work, then the state owners; NATS and Postgres last. */
 const SHUTDOWN_ORDER = ["gateway", "runner", "sessions", "browser-pool", "billing"];
 
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
 
 async function main() {
   const config = loadStackConfig();
+  const prerequisites = checkPrerequisites(config);
+  if (prerequisites.missing.length > 0) {
+    const lines = prerequisites.missing.map((line) => `  - ${line}`).join("\n");
+    process.stderr.write(`local stack: cannot start, this machine lacks what it needs:\n${lines}\n`);
+    process.exit(1);
+  }
   const dataDir = config.DATA_DIR;
   const logDir = join(dataDir, "logs");
-  mkdirSync(logDir, { recursive: true });
+  secureDataDir(dataDir, { logDir, postgresGroup: config.DATABASE_URL ? undefined : postgresUser()?.gid });
 
-  const stops: Array<() => Promise<void>> = [];
+  // NATS and Postgres are supervised like the services: one that dies is started again on the same data and port,
+  // and the services reconnect to it.
+  const [natsPort, pgPort] = await Promise.all([freePort(), freePort()]);
+  const natsLog = createWriteStream(join(logDir, "nats.log"), { flags: "a", mode: 0o600 });
   const [natsStart, pgStart] = await Promise.allSettled([
-    config.NATS_URL ? undefined : startNatsServer({ dataDir: join(dataDir, "nats"), detached: true }),
-    config.DATABASE_URL ? undefined : startPostgres({ dataDir: join(dataDir, "postgres"), database: "bas" }),
+    config.NATS_URL
+      ? undefined
+      : superviseServer({
+          name: "nats",
+          start: () =>
+            startNatsServer({ dataDir: join(dataDir, "nats"), port: natsPort, detached: true, log: natsLog }),
+          onEvent: say,
+        }),
+    config.DATABASE_URL
+      ? undefined
+      : superviseServer({
+          name: "postgres",
+          start: () => startPostgres({ dataDir: join(dataDir, "postgres"), database: "bas", port: pgPort }),
+          onEvent: say,
+        }),
   ]);
   const nats = natsStart.status === "fulfilled" ? natsStart.value : undefined;
   const pg = pgStart.status === "fulfilled" ? pgStart.value : undefined;
-  if (pg) stops.push(pg.stop);
-  if (nats) stops.push(nats.stop);
+  const stopInfra = async () => {
+    await nats?.stop();
+    await pg?.stop();
+    natsLog.end();
+  };
   for (const started of [natsStart, pgStart]) {
     if (started.status === "rejected") {
-      for (const stop of stops) await stop();
+      await stopInfra();
       throw started.reason;
     }
   }
-  const natsUrl = config.NATS_URL ?? nats!.url;
-  const databaseUrl = config.DATABASE_URL ?? pg!.url;
+  const natsUrl = config.NATS_URL ?? nats!.current().url;
+  const databaseUrl = config.DATABASE_URL ?? pg!.current().url;
 
   const secrets = loadOrCreateSecrets(dataDir);
   const apiKey = config.BOOTSTRAP_API_KEY ?? secrets.apiKey;
@@ -71,9 +100,14 @@ async function main() {
         CDP_PORT: String(cdpPort),
         CDP_HOST: config.HOST,
         CDP_PUBLIC_URL: `ws://${config.HOST}:${cdpPort}`,
+        ...(prerequisites.chromiumPath ? { CHROMIUM_PATH: prerequisites.chromiumPath } : {}),
         // A fixed node id and browser folder: a restarted browser-pool re-adopts the browsers it left running.
         NODE_ID: "local",
         BROWSER_DATA_DIR: join(dataDir, "browsers"),
+        // The stack's own ports stay closed to tenants' browsers whatever BROWSER_EGRESS_ALLOW opens.
+        BROWSER_EGRESS_DENY: [config.PORT, sessionsPort, runnerPort, billingPort, gatewayGrpcPort, cdpPort, metricsPort]
+          .flatMap((port) => [`127.0.0.1:${port}`, ...(isIP(config.HOST) ? [`[${config.HOST}]:${port}`] : [])])
+          .join(","),
       },
     },
     { name: "sessions", port: sessionsPort, env: {} },
@@ -92,7 +126,7 @@ async function main() {
     shuttingDown = true;
     say(`\n${reason}: stopping services...`);
     await supervisor.stopAll(SHUTDOWN_ORDER);
-    for (const stop of stops) await stop();
+    await stopInfra();
     say("stopped.");
     process.exit(exitCode);
   };
@@ -109,7 +143,7 @@ async function main() {
 
   // Where everything runs, for the command-line tools: `set -a; . DATA_DIR/stack.env; set +a`.
   const envFile = join(dataDir, "stack.env");
-  writeFileSync(
+  writePrivateFile(
     envFile,
     ["NATS_URL", "DATABASE_URL", "NAMESPACE", "SESSIONS_ADDR", "BROWSER_POOL_ADDR", "RUNNER_ADDR", "BILLING_ADDR"]
       .map((name) => `${name}=${common[name]}`)

@@ -1,8 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { writePrivateFile } from "./private-files";
 
-/** Keys generated on the first start and kept in DATA_DIR, so a restart keeps working with the same data. */
+/**
+ * Keys generated on the first start and kept in DATA_DIR, so a restart keeps working with the same data. The file is
+ * readable by its owner only (and tightened if an older version left it readable to others).
+ */
 export interface StackSecrets {
   apiKey: string;
   secretsKey: string;
@@ -19,6 +23,6 @@ export function loadOrCreateSecrets(dataDir: string): StackSecrets {
     blobSigningKey: existing.blobSigningKey ?? randomBytes(32).toString("hex"),
     providerKeySecret: existing.providerKeySecret ?? randomBytes(32).toString("hex"),
   };
-  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  writePrivateFile(file, JSON.stringify(secrets, null, 2));
   return secrets;
 }

@@ -29,7 +29,8 @@ export function createSupervisor(options: { root: string; logDir: string; onEven
   function launch(spec: ServiceSpec, restarts: number) {
     let log = logs.get(spec.name);
     if (!log) {
-      log = createWriteStream(join(options.logDir, `${spec.name}.log`), { flags: "a" });
+      // Logs can hold what callers sent: their owner's alone, like the folder they are in.
+      log = createWriteStream(join(options.logDir, `${spec.name}.log`), { flags: "a", mode: 0o600 });
       logs.set(spec.name, log);
     }
     // Detached (own process group): a Ctrl-C reaches only the launcher, which then stops the services in order.

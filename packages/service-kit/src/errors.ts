@@ -25,6 +25,11 @@ export class IllegalStateError extends ServiceError {
   readonly code = status.FAILED_PRECONDITION;
   readonly kind = "illegal_state";
 }
+/** A report from a worker whose job was handed to a newer one (a later attempt): that worker must stop. */
+export class SupersededError extends ServiceError {
+  readonly code = status.FAILED_PRECONDITION;
+  readonly kind = "superseded";
+}
 export class InvalidArgumentError extends ServiceError {
   readonly code = status.INVALID_ARGUMENT;
   readonly kind = "invalid_argument";
@@ -33,6 +38,14 @@ export class InvalidArgumentError extends ServiceError {
 export class LimitExceededError extends ServiceError {
   readonly code = status.RESOURCE_EXHAUSTED;
   readonly kind = "limit_exceeded";
+}
+/**
+ * The work could not be done now (the caller's deadline would pass first, the service is overloaded) and nothing was
+ * done: retrying later may succeed.
+ */
+export class UnavailableError extends ServiceError {
+  readonly code = status.UNAVAILABLE;
+  readonly kind = "unavailable";
 }
 export class InsufficientCreditError extends ServiceError {
   readonly code = status.FAILED_PRECONDITION;

@@ -29,22 +29,6 @@ export class ClientError extends Error {
   }
 }
 
-/**
- * Calls `fn` again while it fails with a retryable `ClientError` (unreachable, overloaded), `attempts` times at most,
- * waiting 0.5 s, 1 s, 2 s, ... between tries: a service restarting or a network blip costs a short wait, not the
- * caller's work. Any other error is thrown at once.
- */
-export async function retryUnavailable<T>(fn: () => Promise<T>, attempts = 4): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (!(err instanceof ClientError && err.retryable) || attempt >= attempts) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
-    }
-  }
-}
-
 type Callback<Res> = (err: GrpcServiceError | null, response: Res) => void;
 type UnaryMethod<Req, Res> = (
   req: Req,
@@ -89,13 +73,27 @@ export function promiseClient<C extends Client>(client: C, defaultDeadlineMs = 1
   });
 }
 
+/**
+ * grpc-js backs off reconnecting to a server that went away up to 2 minutes: a service back after a 30 s restart
+ * would stay unreachable to its callers for a minute more. Capped, a caller sees it back within a few seconds.
+ */
+const RECONNECT_BACKOFF = {
+  "grpc.initial_reconnect_backoff_ms": 250,
+  "grpc.min_reconnect_backoff_ms": 250,
+  "grpc.max_reconnect_backoff_ms": 2_000,
+};
+
 /** Creates a ts-proto client for `address` (host:port) and wraps it. */
 export function connectClient<C extends Client>(
-  Ctor: new (address: string, creds: ReturnType<typeof credentials.createInsecure>) => C,
+  Ctor: new (
+    address: string,
+    creds: ReturnType<typeof credentials.createInsecure>,
+    options?: Record<string, unknown>,
+  ) => C,
   address: string,
   defaultDeadlineMs?: number,
 ): PromiseClient<C> {
-  return promiseClient(new Ctor(address, credentials.createInsecure()), defaultDeadlineMs);
+  return promiseClient(new Ctor(address, credentials.createInsecure(), RECONNECT_BACKOFF), defaultDeadlineMs);
 }
 
 const HealthClient = makeGenericClientConstructor(healthService as any, "Health");

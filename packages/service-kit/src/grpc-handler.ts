@@ -1,16 +1,20 @@
 import { Metadata, type ServerUnaryCall, type sendUnaryData, status } from "@grpc/grpc-js";
 import { ServiceError } from "./errors";
+import { isUnavailable } from "./retry-unavailable";
 
 export const ERROR_KIND_KEY = "x-error-kind";
 export const ERROR_FIELD_KEY = "x-error-field";
 
 export interface HandlerLog {
   error(o: object, msg: string): void;
+  warn?(o: object, msg: string): void;
 }
 
 /**
  * Adapts an async function to a grpc-js unary handler. A ServiceError becomes its gRPC status with its kind (and
- * field) in the trailers; anything else is INTERNAL with a generic message, logged here and never sent.
+ * field) in the trailers; an error that says a dependency is down (NATS, Postgres, another service: `isUnavailable`)
+ * is UNAVAILABLE, so that callers wait and retry instead of failing their work; anything else is INTERNAL with a
+ * generic message, logged here and never sent.
  */
 export function unary<Req, Res>(
   fn: (request: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>,
@@ -28,6 +32,11 @@ export function unary<Req, Res>(
             metadata.set(ERROR_KIND_KEY, err.kind);
             if (err.field) metadata.set(ERROR_FIELD_KEY, JSON.stringify(err.field));
             callback({ code: err.code, details: err.message, metadata });
+            return;
+          }
+          if (isUnavailable(err)) {
+            (log?.warn ?? log?.error)?.call(log, { err, path: call.getPath() }, "a dependency is unavailable");
+            callback({ code: status.UNAVAILABLE, details: "temporarily unavailable: a dependency did not answer" });
             return;
           }
           log?.error({ err, path: call.getPath() }, "unhandled error in gRPC handler");

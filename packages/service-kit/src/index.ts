@@ -11,8 +11,8 @@ export {
   connectClient,
   promiseClient,
   type PromiseClient,
-  retryUnavailable,
 } from "./grpc-client";
+export { DEFAULT_GRACE_MS, isUnavailable, type RetryOptions, retryUnavailable } from "./retry-unavailable";
 export {
   BadRequestError,
   IllegalStateError,
@@ -21,4 +21,6 @@ export {
   LimitExceededError,
   NotFoundError,
   ServiceError,
+  SupersededError,
+  UnavailableError,
 } from "./errors";

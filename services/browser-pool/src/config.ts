@@ -2,6 +2,7 @@ import { hostname, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { commonEnv, envPort, loadConfig } from "@bas/service-kit";
 import { z } from "zod";
+import { parseEgressRules } from "./adapters/network-proxy/egress-policy";
 
 const count = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 const wsUrl = z
@@ -13,6 +14,19 @@ const flag = (fallback: boolean) =>
     .enum(["true", "false", "1", "0"])
     .default(fallback ? "true" : "false")
     .transform((v) => v === "true" || v === "1");
+
+/** A comma-separated list of `host[:port]` / CIDR entries, parsed and checked at start. */
+const egressRules = z
+  .string()
+  .default("")
+  .transform((list, ctx) => {
+    try {
+      return parseEgressRules(list);
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: (err as Error).message });
+      return z.NEVER;
+    }
+  });
 
 const browserPoolEnv = {
   ...commonEnv,
@@ -49,8 +63,20 @@ const browserPoolEnv = {
   /** Where the per-browser network proxies listen; pods must reach it with the Kubernetes driver. */
   PROXY_HOST: z.string().default("127.0.0.1"),
 
+  /**
+   * Destinations a tenant's browser may reach although they are loopback, private or link-local (closed by default):
+   * `host[:port]` or CIDR, comma-separated, e.g. `127.0.0.1:8080,10.20.0.0/16`.
+   */
+  BROWSER_EGRESS_ALLOW: egressRules,
+  /** Destinations that stay closed even when BROWSER_EGRESS_ALLOW opens their range: the stack's own ports. */
+  BROWSER_EGRESS_DENY: egressRules,
+
   // Local driver
   CHROMIUM_PATH: z.string().default("/usr/bin/chromium"),
+  /** Chromium's own sandbox inside the browser's bubblewrap sandbox; false only where the kernel refuses it. */
+  CHROMIUM_SANDBOX: flag(true),
+  /** When browser-pool runs as root, each browser runs as its own user from this range (no passwd entry needed). */
+  BROWSER_UID_BASE: z.coerce.number().int().min(1000).max(4_000_000_000).default(200_000),
   /** This node's browser profiles; its contents are deleted at start (orphans of an earlier run). */
   BROWSER_DATA_DIR: z.string().optional(),
   /** Chromium flags added to every launch, separated by spaces. */
@@ -67,6 +93,14 @@ const browserPoolEnv = {
   K8S_POD_MEMORY: z.string().default("1Gi"),
   /** Address of this replica as browser pods reach it (for their network proxy), usually the pod IP. */
   K8S_PROXY_ADVERTISE_HOST: z.string().optional(),
+  /** First of the ports the egress proxies for browser pods listen on (one per browser, MAX_BROWSERS_PER_NODE of them). */
+  K8S_EGRESS_PORT_BASE: envPort(20_000),
+  /** Labels of browser-pool's own pods (`k=v,k=v`): the only peers the NetworkPolicy lets browser pods talk to. */
+  K8S_POOL_POD_LABELS: z
+    .string()
+    .regex(/^[\w./-]+=[\w.-]+(,[\w./-]+=[\w.-]+)*$/, "expected k=v pairs separated by commas")
+    .default("app.kubernetes.io/name=bas-browser-pool")
+    .transform((s) => Object.fromEntries(s.split(",").map((pair) => pair.split("=") as [string, string]))),
   /** This replica's own pod (downward API): browser pods get it as owner, so Kubernetes removes them with it. */
   K8S_OWNER_POD_NAME: z.string().optional(),
   K8S_OWNER_POD_UID: z.string().optional(),
@@ -81,7 +115,7 @@ export function loadBrowserPoolConfig(env: NodeJS.ProcessEnv = process.env) {
     ...config,
     BROWSER_DATA_DIR:
       config.BROWSER_DATA_DIR ?? join(tmpdir(), "bas-browser-pool", `${config.NAMESPACE}-${config.NODE_ID}`),
-    /** Chromium's sandbox refuses to start as root. */
-    CHROMIUM_NO_SANDBOX: userInfo().uid === 0,
+    /** Root gives every browser an unprivileged user of its own; anyone else runs them as itself in a user namespace. */
+    RUNS_AS_ROOT: userInfo().uid === 0,
   };
 }

@@ -14,13 +14,18 @@ import { connectNats, createGrpcServer, createLogger, type Logger } from "@bas/s
 import { startCdpProxy } from "./adapters/cdp/cdp-proxy";
 import { browserPoolServer } from "./adapters/grpc/browser-pool-server";
 import { createKubernetesDriver, loadKubeApi } from "./adapters/kubernetes/kubernetes-driver";
+import { createNumberPool } from "./domain/number-pool";
 import { createLocalDriver } from "./adapters/local/local-driver";
+import { checkSandboxTools } from "./adapters/local/sandbox";
+import { createEgressPolicy, type EgressRule, parseEgressRules } from "./adapters/network-proxy/egress-policy";
+import type { ResolveHost } from "./adapters/network-proxy/network-proxy";
 import { createUsagePublisher } from "./adapters/nats/usage-publisher";
 import { browserCostsProjection } from "./adapters/pg/browser-costs-projection";
 import { type BrowserPoolDb, browsersProjection } from "./adapters/pg/browsers-projection";
 import { createUsageStore, usageMigrations } from "./adapters/pg/usage-store";
 import { createLauncher } from "./app/browser-launcher";
 import { createBrowserPool } from "./app/browser-pool";
+import { createLaunchHealth } from "./app/launch-health";
 import { recoverBrowsers } from "./app/recovery";
 import { createSessionBrowsers } from "./app/session-browsers";
 import { sessionEndReactor } from "./app/session-reactor";
@@ -41,6 +46,8 @@ export interface BrowserPoolServiceDeps {
   ackWaitMs?: number;
   /** How often browser timeouts are checked (tests with a movable clock check often). */
   timeoutSweepMs?: number;
+  /** Host name resolution for the egress proxies (tests give names addresses of their own). */
+  resolve?: ResolveHost;
 }
 
 export interface BrowserPoolService {
@@ -61,7 +68,14 @@ async function createDriver(config: BrowserPoolConfig, log: Logger): Promise<Bro
     return createLocalDriver({
       chromiumPath: config.CHROMIUM_PATH,
       root: config.BROWSER_DATA_DIR,
-      noSandbox: config.CHROMIUM_NO_SANDBOX,
+      users: config.RUNS_AS_ROOT
+        ? createNumberPool({
+            first: config.BROWSER_UID_BASE,
+            count: config.MAX_BROWSERS_PER_NODE * 4,
+            what: "browser user ids",
+          })
+        : undefined,
+      noSandbox: !config.CHROMIUM_SANDBOX,
       extraArgs: config.CHROMIUM_EXTRA_ARGS,
     });
   }
@@ -74,6 +88,9 @@ async function createDriver(config: BrowserPoolConfig, log: Logger): Promise<Bro
     devtoolsPort: config.K8S_DEVTOOLS_PORT,
     resources: { cpu: config.K8S_POD_CPU, memory: config.K8S_POD_MEMORY },
     proxyHost: config.K8S_PROXY_ADVERTISE_HOST ?? config.PROXY_HOST,
+    proxyListenHost: config.PROXY_HOST,
+    egressPorts: { first: config.K8S_EGRESS_PORT_BASE, count: config.MAX_BROWSERS_PER_NODE },
+    poolPodLabels: config.K8S_POOL_POD_LABELS,
     owner:
       config.K8S_OWNER_POD_NAME && config.K8S_OWNER_POD_UID
         ? { name: config.K8S_OWNER_POD_NAME, uid: config.K8S_OWNER_POD_UID }
@@ -135,11 +152,24 @@ export async function startBrowserPoolService(
       log,
     });
     cleanups.push(() => usage.stop());
-    const launcher = createLauncher({
-      driver,
-      proxyHost: config.PROXY_HOST,
-      proxyUpstreamTemplate: config.PROXY_UPSTREAM_URL,
+    // Closed whatever is allowed; this node's gRPC port joins once it is bound.
+    const closed = [...config.BROWSER_EGRESS_DENY, ...storeAddresses(config), ...anyAddressOn(cdp.port)];
+    const egressPolicy = createEgressPolicy({ allow: config.BROWSER_EGRESS_ALLOW, deny: closed });
+    const launchHealth = createLaunchHealth({
+      // The local driver can tell up front that Chromium (or the sandbox's tools) is missing; a driver handed in
+      // by the caller or pods on Kubernetes show it only in how their launches go.
+      preflight:
+        !deps.driver && config.BROWSER_DRIVER === "local" ? () => checkSandboxTools(config.CHROMIUM_PATH) : undefined,
+      warm: () => ({ idle: warm.idle, size: config.WARM_POOL_SIZE }),
     });
+    const launcher = launchHealth.watch(
+      createLauncher({
+        driver,
+        proxyUpstreamTemplate: config.PROXY_UPSTREAM_URL,
+        egressPolicy,
+        resolve: deps.resolve,
+      }),
+    );
     const warm = createWarmPool({
       size: config.WARM_POOL_SIZE,
       launch: (id) => launcher.launch(id, WARM_SETTINGS),
@@ -167,7 +197,10 @@ export async function startBrowserPoolService(
       newId,
       log,
     });
-    state = () => ({ nodeId: config.NODE_ID, browsers: pool.live.size, warmIdle: warm.idle });
+    state = () => {
+      const { canLaunch, problem } = launchHealth.report();
+      return { nodeId: config.NODE_ID, browsers: pool.live.size, warmIdle: warm.idle, canLaunch, problem };
+    };
     cleanups.push(() => (config.STOP_BROWSERS_ON_SHUTDOWN ? pool.stopAll() : pool.detachAll()));
 
     for (const runner of runners) await runner.start();
@@ -175,7 +208,7 @@ export async function startBrowserPoolService(
       .getMessage(streams.events.stream, { last_by_subj: streams.events.ofType(BROWSER_AGGREGATE) })
       .catch(() => null);
     if (lastBrowserEvent) await browsersRunner.waitFor(lastBrowserEvent.seq, 60_000);
-    await recoverBrowsers({ db, nodeId: config.NODE_ID, driver, launcher, pool, log });
+    await recoverBrowsers({ db, nodeId: config.NODE_ID, driver, launcher, pool, usage, now, log });
     await usage.flush();
     usage.start(config.USAGE_INTERVAL_MS);
     warm.start();
@@ -193,8 +226,12 @@ export async function startBrowserPoolService(
     cleanups.push(async () => foreignStops.close());
 
     const grpc = createGrpcServer();
-    grpc.add(proto.BrowserPoolService, browserPoolServer({ pool, sessions: sessionBrowsers, db, log }));
+    grpc.add(
+      proto.BrowserPoolService,
+      browserPoolServer({ pool, sessions: sessionBrowsers, db, launchHealth: launchHealth.report, log }),
+    );
     const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
+    closed.push(...anyAddressOn(grpcPort));
     cleanups.push(() => grpc.close());
     grpc.setHealth("SERVING");
     log.info({ grpcPort, cdpPort: cdp.port, nodeId: config.NODE_ID, driver: driver.name }, "browser-pool ready");
@@ -216,4 +253,28 @@ export async function startBrowserPoolService(
     await closeAll();
     throw err;
   }
+}
+
+/** Any address on `port`: a port of this node's own, on whichever interface a browser would try it. */
+const anyAddressOn = (port: number): EgressRule[] => [
+  { network: "0.0.0.0", prefix: 0, family: "ipv4", port },
+  { network: "::", prefix: 0, family: "ipv6", port },
+];
+
+/**
+ * The NATS and Postgres this node uses, which a browser must never reach whatever BROWSER_EGRESS_ALLOW opens (when
+ * given by address; a name is closed by the default ranges unless an operator opens its range).
+ */
+function storeAddresses(config: BrowserPoolConfig): EgressRule[] {
+  return [
+    [config.NATS_URL, 4222],
+    [config.DATABASE_URL, 5432],
+  ].flatMap(([url, defaultPort]) => {
+    const { hostname, port } = new URL(String(url));
+    try {
+      return parseEgressRules(`${hostname.replace(/^localhost$/, "127.0.0.1")}:${port || defaultPort}`);
+    } catch {
+      return [];
+    }
+  });
 }

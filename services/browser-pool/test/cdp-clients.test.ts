@@ -10,7 +10,8 @@ let site: Awaited<ReturnType<typeof startTestSite>>;
 const project = randomUUID();
 
 beforeAll(async () => {
-  [h, site] = await Promise.all([startPoolHarness(), startTestSite()]);
+  site = await startTestSite();
+  h = await startPoolHarness({ BROWSER_EGRESS_ALLOW: site.host });
 });
 afterAll(async () => {
   await h?.close();
@@ -101,11 +102,21 @@ test("a wrong or missing credential is refused, on the WebSocket and on /json/ve
   const browser = await create();
   const base = browser.cdpUrl.slice(0, browser.cdpUrl.lastIndexOf("/"));
   const wrong = `${base}/${"A".repeat(32)}`;
-  expect(await handshake(wrong)).toBe(401);
-  expect(await handshake(base)).toBe(401);
-  expect((await fetch(`${wrong.replace(/^ws/, "http")}/json/version`)).status).toBe(401);
-  expect((await fetch(`${base.replace(/^ws/, "http")}/json/version`)).status).toBe(401);
+  expect(await handshake(wrong)).toBe(404);
+  expect(await handshake(base)).toBe(404);
+  expect((await fetch(`${wrong.replace(/^ws/, "http")}/json/version`)).status).toBe(404);
+  expect((await fetch(`${base.replace(/^ws/, "http")}/json/version`)).status).toBe(404);
   expect(await handshake(browser.cdpUrl)).toBe("open");
+});
+
+test("the CDP proxy does not tell which browser ids exist: a wrong secret and an unknown id get the same answer", async () => {
+  const browser = await create();
+  const secret = browser.cdpUrl.slice(browser.cdpUrl.lastIndexOf("/") + 1);
+  const known = browser.cdpUrl.replace(secret, "A".repeat(32)).replace(/^ws/, "http");
+  const unknown = known.replace(browser.id, randomUUID());
+  const [a, b] = await Promise.all([fetch(`${known}/json/version`), fetch(`${unknown}/json/version`)]);
+  expect([a.status, await a.text()]).toEqual([b.status, await b.text()]);
+  expect(await handshake(known.replace(/^http/, "ws"))).toBe(await handshake(unknown.replace(/^http/, "ws")));
 });
 
 test("another project's browser is NOT_FOUND, and its stop call changes nothing", async () => {

@@ -9,6 +9,7 @@ import { createKubernetesDriver, loadKubeApi } from "../src/adapters/kubernetes/
 import { browserPodManifest } from "../src/adapters/kubernetes/pod-manifest";
 import { type FakeKubeApi, startFakeKubeApi } from "./support/fake-kube-api";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
+import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { startTestSite, TEST_PAGE_TITLE } from "./support/test-site";
 
 let api: FakeKubeApi;
@@ -44,12 +45,15 @@ async function startWithPods(nodeId: string, env: Record<string, string> = {}, r
     devtoolsPort,
     resources: { cpu: "250m", memory: "512Mi" },
     proxyHost: "127.0.0.1",
+    proxyListenHost: "127.0.0.1",
+    egressPorts: { first: 40_000 + Math.floor(Math.random() * 20_000), count: 20 },
+    poolPodLabels: { "app.kubernetes.io/name": "bas-browser-pool" },
     readyTimeoutMs,
     pollMs: 200,
     log: silent,
   });
   const h = await startPoolHarness(
-    { NODE_ID: nodeId, BROWSER_DRIVER: "kubernetes", ...env },
+    { NODE_ID: nodeId, BROWSER_DRIVER: "kubernetes", BROWSER_EGRESS_ALLOW: new URL(site.url).host, ...env },
     { driver },
     { infra, dataDir },
   );
@@ -74,6 +78,10 @@ test("one pod per browser, labelled for its replica; CDP reaches it on the pod I
   });
   expect(pod.status!.podIP).toMatch(/^127\.0\.0\.(?!1$)\d+$/);
   expect(api.calls).toContain("POST /api/v1/namespaces/browsers/pods");
+  // Before the first pod, the browsers' network was closed off: only browser-pool reaches them, and they only it.
+  const [policy] = api.networkPolicies() as Array<{ spec: { podSelector: { matchLabels: Record<string, string> } } }>;
+  expect(pod.metadata!.labels).toMatchObject(policy.spec.podSelector.matchLabels);
+  expect(() => new NetworkPolicy(policy as never).validate()).not.toThrow();
 
   const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
   const page = await client.newPage();
@@ -140,7 +148,7 @@ test("a restarted replica adopts its Ready pods and deletes its orphans", async 
       devtoolsPort,
       screenWidth: 800,
       screenHeight: 600,
-      proxyServer: null,
+      proxyServer: "http://127.0.0.1:1",
       resources: { cpu: "1", memory: "1Gi" },
     }),
   );

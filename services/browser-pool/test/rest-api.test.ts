@@ -12,7 +12,8 @@ let stack: RestStack;
 let site: Awaited<ReturnType<typeof startTestSite>>;
 
 beforeAll(async () => {
-  [stack, site] = await Promise.all([startRestStack({ MAX_BROWSERS_PER_PROJECT: "2" }), startTestSite()]);
+  site = await startTestSite();
+  stack = await startRestStack({ MAX_BROWSERS_PER_PROJECT: "2", BROWSER_EGRESS_ALLOW: site.host });
 });
 afterAll(async () => {
   await stack?.close();

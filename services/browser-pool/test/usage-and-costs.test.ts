@@ -11,7 +11,8 @@ let site: Awaited<ReturnType<typeof startTestSite>>;
 const project = randomUUID();
 
 beforeAll(async () => {
-  [h, site] = await Promise.all([startPoolHarness({ USAGE_INTERVAL_MS: "300" }), startTestSite()]);
+  site = await startTestSite();
+  h = await startPoolHarness({ USAGE_INTERVAL_MS: "300", BROWSER_EGRESS_ALLOW: site.host });
 });
 afterAll(async () => {
   await h?.close();

@@ -5,7 +5,9 @@ import { loadModelCatalog } from "@bas/models";
 import { gateway } from "@bas/proto";
 import { checkGrpcHealth, connectNats, createGrpcServer, createLogger } from "@bas/service-kit";
 import { sql } from "kysely";
+import { browserLaunchProblem } from "./adapters/grpc/browser-launch-problem";
 import { createServiceClients } from "./adapters/grpc/clients";
+import { createBrowserCapacityCheck } from "./app/browser-capacity-check";
 import { projectAdminService } from "./adapters/grpc/project-admin-server";
 import { startHttpServer } from "./adapters/http/http-server";
 import { migrations } from "./adapters/pg/migrations";
@@ -75,6 +77,7 @@ export async function startGatewayService(config: GatewayConfig): Promise<Gatewa
       billing: config.BILLING_ADDR,
     },
     checkService: (address) => checkGrpcHealth(address),
+    capabilities: { browserPool: () => browserLaunchProblem(clients.browserPool, 2_000) },
     probes: {
       eventStore: () => eventStore.checkWritable(),
       database: async () => {
@@ -103,6 +106,7 @@ export async function startGatewayService(config: GatewayConfig): Promise<Gatewa
     sessionCache,
     requireCredit: createCreditCheck(config.BILLING_ADDR ? clients.billing : undefined),
     requireOwnKey: createOwnKeyCheck(config.RUNNER_ADDR ? clients.runner : undefined),
+    requireBrowserCapacity: createBrowserCapacityCheck(config.BROWSER_POOL_ADDR ? clients.browserPool : undefined, log),
     blobs,
     urls,
     models: loadModelCatalog(config.MODEL_CATALOG),

@@ -1,6 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { blobBucketName } from "@bas/blobs";
 import { type BillingService, loadBillingConfig, startBillingService } from "@bas/billing";
+import { type BrowserPoolService, loadBrowserPoolConfig, startBrowserPoolService } from "@bas/browser-pool";
 import { gateway as gatewayProto } from "@bas/proto";
 import { connectClient } from "@bas/service-kit";
 import { loadSessionsConfig, type SessionsService, startSessionsService } from "@bas/sessions";
@@ -30,6 +34,7 @@ export interface Stack {
   gateway: GatewayService;
   sessions?: SessionsService;
   billing?: BillingService;
+  browserPool?: BrowserPoolService;
   baseUrl: string;
   /** Valid for the default project. */
   bootstrapKey: string;
@@ -46,6 +51,8 @@ export interface StackOptions {
   sessions?: boolean;
   /** Start the billing service in-process and point the gateway at it (default false). */
   billing?: boolean;
+  /** Start browser-pool in-process (real Chromium) with this extra environment and point the gateway at it. */
+  browserPool?: Record<string, string>;
   /** Extra gateway environment. */
   env?: Record<string, string>;
   sessionsEnv?: Record<string, string>;
@@ -70,6 +77,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const billing = options.billing
     ? await startBillingService(loadBillingConfig({ ...common, METRICS_PORT: "0" }))
     : undefined;
+  const browserDataDir = options.browserPool ? mkdtempSync(join(tmpdir(), "bas-gw-bp-")) : undefined;
+  const browserPool = options.browserPool
+    ? await startBrowserPoolService(
+        loadBrowserPoolConfig({
+          ...common,
+          CDP_PORT: "0",
+          WARM_POOL_SIZE: "0",
+          BROWSER_DATA_DIR: browserDataDir!,
+          ...options.browserPool,
+        }),
+      )
+    : undefined;
   const bootstrapKey = `bas_test_${randomBytes(16).toString("hex")}`;
   const blobSigningKey = randomBytes(32).toString("hex");
   const env: Record<string, string> = {
@@ -80,6 +99,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     BLOB_SIGNING_KEY: blobSigningKey,
     ...(sessions ? { SESSIONS_ADDR: `127.0.0.1:${sessions.grpcPort}` } : {}),
     ...(billing ? { BILLING_ADDR: `127.0.0.1:${billing.grpcPort}` } : {}),
+    ...(browserPool ? { BROWSER_POOL_ADDR: `127.0.0.1:${browserPool.grpcPort}` } : {}),
     ...options.env,
   };
   const gateway = await startGatewayService(loadGatewayConfig(env));
@@ -108,6 +128,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     gateway,
     sessions,
     billing,
+    browserPool,
     baseUrl,
     bootstrapKey,
     blobSigningKey,
@@ -126,6 +147,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await gateway.close();
       await sessions?.close();
       await billing?.close();
+      await browserPool?.close();
+      if (browserDataDir) rmSync(browserDataDir, { recursive: true, force: true });
       await infra.jsm.streams.delete(`OBJ_${blobBucketName(infra.namespace)}`).catch(() => undefined);
       await infra.close();
     },

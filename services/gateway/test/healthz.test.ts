@@ -1,5 +1,10 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadBrowserPoolConfig, startBrowserPoolService } from "@bas/browser-pool";
 import { ensureStreams } from "@bas/event-store";
 import { createGrpcServer, type GrpcServer } from "@bas/service-kit";
+import { createTestInfra } from "@bas/testing";
 import { type Stack, startStack } from "./harness";
 
 // The other services answer health with the same grpc.health.v1 server every service uses (service-kit); these
@@ -96,5 +101,59 @@ test("a call to a service that is down is 503 with Retry-After, never a 500", as
     expect((await unconfigured.request("POST", "/api/v3/sessions", { body: { task: "x" } })).status).toBe(503);
   } finally {
     await unconfigured.close();
+  }
+});
+
+test("503 naming the browser pool and what to install when Chromium is missing; 200 once the pool can launch", async () => {
+  // A real browser-pool that cannot launch: it answers gRPC (SERVING), and used to count as healthy.
+  const infra = await createTestInfra();
+  const dataDir = mkdtempSync(join(tmpdir(), "bas-health-bp-"));
+  const startPool = (chromiumPath: string) =>
+    startBrowserPoolService(
+      loadBrowserPoolConfig({
+        NATS_URL: process.env.NATS_URL,
+        DATABASE_URL: infra.databaseUrl,
+        NAMESPACE: infra.namespace,
+        LOG_LEVEL: "silent",
+        GRPC_PORT: "0",
+        CDP_PORT: "0",
+        WARM_POOL_SIZE: "0",
+        BROWSER_DATA_DIR: dataDir,
+        CHROMIUM_PATH: chromiumPath,
+      }),
+    );
+  const withPool = async (pool: { grpcPort: number }) => {
+    const gateway = await startStack({
+      env: { BROWSER_POOL_ADDR: `127.0.0.1:${pool.grpcPort}`, RUNNER_ADDR: addresses[1], BILLING_ADDR: addresses[2] },
+    });
+    try {
+      return await gateway.request("GET", "/healthz", { key: null });
+    } finally {
+      await gateway.close();
+    }
+  };
+  try {
+    const missing = await startPool(join(dataDir, "no-chromium-here"));
+    try {
+      const reply = await withPool(missing);
+      expect(reply.status).toBe(503);
+      expect(reply.body.checks).toEqual({ ...ALL_OK, browserPool: "down" });
+      expect(reply.body.detail).toBe(
+        `Unavailable: browserPool: down (Chromium not found at ${join(dataDir, "no-chromium-here")}: ` +
+          "install it (apt-get install -y chromium) or set CHROMIUM_PATH)",
+      );
+    } finally {
+      await missing.close();
+    }
+
+    const installed = await startPool(process.env.CHROMIUM_PATH ?? "/usr/bin/chromium");
+    try {
+      expect((await withPool(installed)).body).toEqual({ status: "ok", checks: ALL_OK });
+    } finally {
+      await installed.close();
+    }
+  } finally {
+    await infra.close();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });

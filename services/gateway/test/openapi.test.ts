@@ -93,6 +93,9 @@ describe("real answers conform to the documented schemas", () => {
     expect(check("SessionListResponse", list.body)).toEqual([]);
     const messages = await stack.request("GET", `/api/v3/sessions/${created.body.id}/messages`);
     expect(check("MessageListResponse", messages.body)).toEqual([]);
+    // The first message (the task) conforms too: its summary is a string, as the contract's MessageResponse says.
+    expect(messages.body.messages[0]).toMatchObject({ type: "user_message", summary: "" });
+    expect(doc.components.schemas.MessageResponse.properties.summary).toMatchObject({ type: "string", default: "" });
     const invalid = await stack.request("GET", "/api/v3/sessions?page=0");
     expect(check("HTTPValidationError", invalid.body)).toEqual([]);
     // And the checker can fail: a session without its required fields does not conform.

@@ -154,6 +154,8 @@ describe("a session's life through REST", () => {
       sessionId: id,
       role: "human",
       data: "Read the page title",
+      // The contract's MessageResponse.summary is a string, never null; the task message has none to tell.
+      summary: "",
       screenshotUrl: null,
       hidden: false,
     });

@@ -65,14 +65,22 @@ export const runnerEnv = {
   MAX_STEPS: int(50, 1, 1_000),
   /** Attempts per task; a task whose runner died is retried until then, then failed. */
   MAX_ATTEMPTS: int(3, 1, 20),
+  /**
+   * How long any one dependency (browser-pool, sessions, billing, NATS, Postgres) may be unavailable before the work
+   * waiting for it fails: a shorter outage delays tasks and fails none.
+   */
+  OUTAGE_GRACE_SECONDS: int(60, 1, 3_600),
   /** Without a heartbeat for this long a task is considered abandoned and redelivered. */
   TASK_ACK_WAIT_MS: int(30_000, 1_000),
   /** Characters of page content per observation (~4 characters per token). */
   OBSERVE_MAX_CHARS: int(40_000, 2_000),
   /** How often a non-conforming structured answer is sent back to the model. */
   SCHEMA_RETRIES: int(2, 0, 10),
-  /** Chromium for running code-mode scripts in a fresh browser. */
-  CHROMIUM_PATH: z.string().optional(),
+  /**
+   * When the runner is root, the unprivileged user code-mode scripts run as (inside their sandbox; no passwd entry
+   * needed).
+   */
+  CODE_MODE_UID: int(199_999, 1_000, 4_000_000_000),
   CODE_MODE_TIMEOUT_MS: int(120_000, 1_000),
   /** Encrypts projects' own provider keys at rest (use_own_key); without it keys cannot be stored. */
   PROVIDER_KEY_SECRET: key32,

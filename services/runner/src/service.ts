@@ -19,6 +19,7 @@ import { startWorkConsumer } from "./adapters/nats/work-consumer";
 import { runScript } from "./adapters/node/script-runner";
 import { OpenAiChat } from "./adapters/openai/openai-chat";
 import { createProviderKeys, providerKeyMigrations, type RunnerDb } from "./adapters/pg/provider-keys";
+import type { OutagePolicy } from "./app/ports";
 import { type RunningTask, type TaskWorkerDeps, workTask } from "./app/task-worker";
 import type { RunnerConfig } from "./config";
 import { createRouteTable } from "./domain/model-routes";
@@ -38,10 +39,10 @@ export interface RunnerService {
   close(): Promise<void>;
 }
 
-function chromiumFor(config: RunnerConfig): string | undefined {
-  return [config.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
-    (p): p is string => !!p && existsSync(p),
-  );
+/** Code-mode scripts run only sandboxed (bubblewrap, with socat bridging them to the task's browser). */
+function canSandboxScripts(): boolean {
+  const path = (process.env.PATH ?? "").split(":");
+  return ["bwrap", "socat"].every((tool) => path.some((dir) => existsSync(`${dir}/${tool}`)));
 }
 
 /** The runner wired together: the work-queue consumer running the agent, and the operator gRPC API. */
@@ -68,17 +69,26 @@ export async function startRunnerService(config: RunnerConfig, deps: RunnerServi
     overrides: config.MODEL_ROUTES,
     canonical: (m) => catalog.canonical(m),
   });
-  const reports = connectSessionReports(config.SESSIONS_ADDR);
+  const outage: OutagePolicy = {
+    graceMs: config.OUTAGE_GRACE_SECONDS * 1_000,
+    onWait: (dependency, err, waitedMs) =>
+      log.warn({ dependency, waitedMs, why: (err as Error)?.message }, `waiting for ${dependency} to answer`),
+  };
+  const reports = connectSessionReports(config.SESSIONS_ADDR, outage);
   const browsers = connectBrowserPool(config.BROWSER_POOL_ADDR);
-  const billing = config.BILLING_ADDR ? connectBilling(config.BILLING_ADDR) : undefined;
+  const billing = config.BILLING_ADDR ? connectBilling(config.BILLING_ADDR, outage) : undefined;
   const leases = await createTaskLeases(nats.js, config.NAMESPACE);
-  const usage = createUsagePublisher(nats.js, streams, now);
+  const usage = createUsagePublisher(nats.js, streams, outage, now);
   const blobs: BlobStore | undefined = config.STEP_SCREENSHOTS
     ? await createNatsBlobStore({ js: nats.js, namespace: config.NAMESPACE })
     : undefined;
   const chat = new OpenAiChat({ timeoutMs: config.LLM_TIMEOUT_MS, maxRetries: config.LLM_MAX_RETRIES });
-  const chromium = chromiumFor(config);
-  if (!chromium) log.warn({}, "no Chromium found (CHROMIUM_PATH): code-mode scripts are returned without being run");
+  if (!canSandboxScripts()) {
+    log.warn(
+      {},
+      "bwrap or socat not found (apt-get install bubblewrap socat): code-mode scripts are returned without being run",
+    );
+  }
   if (!billing) log.warn({}, "BILLING_ADDR is not set: model calls are made without budget checks");
 
   const running = new Map<string, RunningTask>();
@@ -112,6 +122,8 @@ export async function startRunnerService(config: RunnerConfig, deps: RunnerServi
       : {}),
     publishUsage: (a, u) =>
       usage.publishLlm({
+        id: u.id,
+        ...(u.occurredAt ? { occurredAt: u.occurredAt } : {}),
         projectId: a.projectId,
         sessionId: a.sessionId,
         model: a.model,
@@ -120,16 +132,21 @@ export async function startRunnerService(config: RunnerConfig, deps: RunnerServi
         ownKey: a.useOwnKey,
       }),
     ...(blobs ? { storeScreenshot: (ref, jpeg) => blobs.put(jpeg, { contentType: "image/jpeg", ref }) } : {}),
-    ...(chromium
+    ...(canSandboxScripts()
       ? {
-          runScript: (code, env) =>
-            runScript(code, env, { chromiumPath: chromium, timeoutMs: config.CODE_MODE_TIMEOUT_MS }),
+          runScript: (code, env, browserWsEndpoint) =>
+            runScript(code, env, {
+              browserWsEndpoint,
+              timeoutMs: config.CODE_MODE_TIMEOUT_MS,
+              uid: process.getuid?.() === 0 ? config.CODE_MODE_UID : undefined,
+            }),
         }
       : {}),
     log,
     now,
     maxSteps: config.MAX_STEPS,
     maxAttempts: config.MAX_ATTEMPTS,
+    outage,
     agent: {
       maxObserveChars: config.OBSERVE_MAX_CHARS,
       extractMaxChars: config.OBSERVE_MAX_CHARS * 3,

@@ -97,6 +97,33 @@ test("codeMode: the output holds a standalone script that repeats the task, and 
   }
 });
 
+test("codeMode: code the model wrote runs sandboxed: no host files, no loopback, only the task's browser", async () => {
+  const secrets = mkdtempSync(join(tmpdir(), "code-mode-secrets-"));
+  writeFileSync(join(secrets, "secrets.json"), "host-secret", { mode: 0o600 });
+  const hostService = new URL(h.llm.url).origin;
+  const code = [
+    'const fs = require("node:fs");',
+    'const puppeteer = require("puppeteer-core");',
+    "(async () => {",
+    "  const tried = {};",
+    `  try { tried.file = fs.readFileSync(${JSON.stringify(join(secrets, "secrets.json"))}, "utf8"); } catch (e) { tried.file = e.code; }`,
+    `  try { tried.loopback = await (await fetch(${JSON.stringify(hostService)})).text(); } catch (e) { tried.loopback = "unreachable"; }`,
+    "  const browser = await puppeteer.connect({ browserWSEndpoint: process.env.BROWSER_WS_ENDPOINT });",
+    "  tried.browser = (await browser.version()).length > 0;",
+    "  await browser.disconnect();",
+    "  console.log(JSON.stringify(tried));",
+    "})();",
+  ].join("\n");
+  h.llm.script("code-escape", [toolCallReply("done", { success: true, text: "Done.", code })]);
+  try {
+    const run = await h.run("code-escape", "Write code that reads the host's secrets.", { mode: { codeMode: true } });
+    const output = (run.outcome as { output: { output: Record<string, unknown> } }).output.output;
+    expect(output).toEqual({ file: "ENOENT", loopback: "unreachable", browser: true });
+  } finally {
+    rmSync(secrets, { recursive: true, force: true });
+  }
+});
+
 test("sensitiveData: the value is typed through its placeholder and never reaches the model or the messages", async () => {
   h.llm.script("secret", [
     toolCallReply("go_to_url", { url: `${h.sites.url}/login/` }),

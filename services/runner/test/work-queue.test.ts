@@ -147,3 +147,21 @@ test("task leases: the latest attempt wins and the earlier one learns it at its 
   const third = await leases.claim("task-1", { runnerId: "c", attempt: 3 });
   expect(await third.holds()).toBe(true);
 });
+
+test("task leases: the step an attempt was acting on when it died is what the next attempt learns on claiming", async () => {
+  const leases = await createTaskLeases(infra.js, infra.namespace);
+  const first = await leases.claim("task-2", { runnerId: "a", attempt: 1 });
+  expect(first.previousPending).toBeUndefined();
+  const pending = {
+    step: 4,
+    browserId: "browser-1",
+    summary: "Clicking 'Press'",
+    messages: [{ role: "ai" as const, type: "browser_action", data: "{}", hidden: false }],
+    record: { step: 4, actions: [{ call: "click", summary: "Clicking 'Press'", result: "", error: false }] },
+  };
+  expect(await first.holds(pending)).toBe(true);
+  // Attempt 1 dies here (no release); attempt 2 takes the lease over.
+  const second = await leases.claim("task-2", { runnerId: "b", attempt: 2 });
+  expect(second.previousPending).toEqual(pending);
+  expect(await first.holds()).toBe(false);
+});

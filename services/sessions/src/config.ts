@@ -28,6 +28,11 @@ const sessionsEnv = {
     .default(15 * 60 * 1000),
   /** Sessions a project may have in created, idle or running at once. */
   MAX_ACTIVE_SESSIONS_PER_PROJECT: z.coerce.number().int().positive().default(25),
+  /**
+   * An ended session shows its terminal status once its browser's last usage is priced, so its costs are final; if
+   * browser-pool or billing is down that long, it shows the status anyway (costs then follow when they can).
+   */
+  FINAL_COSTS_WAIT_MS: z.coerce.number().int().min(0).default(30_000),
   /** Encrypts sensitiveData values at rest; required, so no deployment runs with a made-up key. */
   SECRETS_KEY: secretsKey,
 };

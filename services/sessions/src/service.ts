@@ -11,10 +11,12 @@ import {
 } from "@bas/event-store";
 import { sessions } from "@bas/proto";
 import { connectNats, createGrpcServer, createLogger, type Logger } from "@bas/service-kit";
+import { sql } from "kysely";
 import { messagesProjection, createMessageQueries } from "./adapters/pg/messages-projection";
-import { createProjectLock } from "./adapters/pg/project-lock";
+import { createProjectLock, projectLockMigrations } from "./adapters/pg/project-lock";
 import type { SessionsDb } from "./adapters/pg/schema";
 import { createSecretsVault, secretsMigrations } from "./adapters/pg/secrets-vault";
+import { sessionBrowsersProjection } from "./adapters/pg/session-browsers-projection";
 import { sessionCostsProjection } from "./adapters/pg/session-costs-projection";
 import { createSessionQueries, sessionsProjection } from "./adapters/pg/sessions-projection";
 import { runnerReportsServer } from "./adapters/grpc/runner-reports-server";
@@ -30,7 +32,11 @@ import { createSessionCommands } from "./app/session-commands";
 import { createSessionLifecycle } from "./app/session-lifecycle";
 import { createSessionReads } from "./app/session-reads";
 import { secretsCleanupReactor } from "./app/secrets-cleanup-reactor";
+import { startHealthMonitor } from "./app/health-monitor";
 import type { SessionsConfig } from "./config";
+
+/** Connections of the create lock's own pool: creates of this many projects at once hold one each. */
+const LOCK_CONNECTIONS = 8;
 
 export interface SessionsServiceDeps {
   logger?: Logger;
@@ -40,6 +46,8 @@ export interface SessionsServiceDeps {
   ackWaitMs?: number;
   /** How long a command waits for the read models to include its events before answering from the aggregate. */
   readYourWritesTimeoutMs?: number;
+  /** How often the health status is checked against real round trips to Postgres and NATS (default 1 s). */
+  healthIntervalMs?: number;
 }
 
 export interface SessionsService {
@@ -59,14 +67,19 @@ export async function startSessionsService(
   const newId = deps.newId ?? randomUUID;
   const streams = streamNames(config.NAMESPACE);
   const nats = await connectNats(config.NATS_URL, "sessions");
-  const db = createDb<SessionsDb>(config.DATABASE_URL, { max: 20 });
+  // A query that cannot get a connection fails (UNAVAILABLE) rather than hang its caller.
+  const db = createDb<SessionsDb>(config.DATABASE_URL, { max: 20, connectionTimeoutMs: 5_000 });
+  // The per-project create lock holds a connection while it waits: it gets a pool of its own, so a burst of creates
+  // can never take the connections that reads and projections need.
+  const lockDb = createDb<SessionsDb>(config.DATABASE_URL, { max: LOCK_CONNECTIONS, connectionTimeoutMs: 5_000 });
   const closeConnections = async () => {
     await nats.nc.drain().catch(() => undefined);
+    await lockDb.destroy();
     await db.destroy();
   };
   try {
     await ensureStreams(nats.jsm, streams);
-    await migrate(db, "sessions", secretsMigrations);
+    await migrate(db, "sessions", { ...secretsMigrations, ...projectLockMigrations });
   } catch (err) {
     await closeConnections();
     throw err;
@@ -91,15 +104,17 @@ export async function startSessionsService(
   const views = runnerFor(sessionsProjection, announceChanges);
   const messages = runnerFor(messagesProjection);
   const costs = runnerFor(sessionCostsProjection, announceChanges);
+  const browsers = runnerFor(sessionBrowsersProjection);
   const readModelRunners = [
     { runner: views, aggregateType: sessionsProjection.aggregateType },
     { runner: messages, aggregateType: messagesProjection.aggregateType },
     { runner: costs, aggregateType: sessionCostsProjection.aggregateType },
+    { runner: browsers, aggregateType: sessionBrowsersProjection.aggregateType },
   ];
   const readYourWrites: ReadYourWrites = {
-    async waitFor(sequence) {
+    async waitFor(sequence, timeoutMs) {
       try {
-        const timeout = deps.readYourWritesTimeoutMs ?? 5_000;
+        const timeout = timeoutMs ?? deps.readYourWritesTimeoutMs ?? 5_000;
         await Promise.all([views.waitFor(sequence, timeout), messages.waitFor(sequence, timeout)]);
         return true;
       } catch (err) {
@@ -110,7 +125,7 @@ export async function startSessionsService(
   };
 
   const commands = createSessionCommands({ store, readModels: readYourWrites, now, newId, log });
-  const queries = createSessionQueries(db);
+  const queries = createSessionQueries(db, { now, finalCostsWaitMs: config.FINAL_COSTS_WAIT_MS });
   const vault = createSecretsVault(db, config.SECRETS_KEY);
   const workQueue = createWorkQueue(nats.js, streams);
   const reactors: ProjectionRunner[] = [
@@ -127,7 +142,7 @@ export async function startSessionsService(
         commands,
         queries,
         vault,
-        projectLock: createProjectLock(db, "sessions-create"),
+        projectLock: createProjectLock({ db: lockDb, maxConnections: LOCK_CONNECTIONS, scope: "sessions-create" }),
         newId,
         publicUrl: config.PUBLIC_URL,
         maxActiveSessionsPerProject: config.MAX_ACTIVE_SESSIONS_PER_PROJECT,
@@ -159,7 +174,17 @@ export async function startSessionsService(
     await closeConnections();
     throw err;
   }
-  grpc.setHealth("SERVING");
+  const health = startHealthMonitor({
+    probes: {
+      database: () => sql`select 1`.execute(db),
+      nats: () => nats.nc.flush(),
+    },
+    setServing: (serving) => grpc.setHealth(serving ? "SERVING" : "NOT_SERVING"),
+    intervalMs: deps.healthIntervalMs ?? 1_000,
+    timeoutMs: 2_000,
+    log,
+  });
+  await health.check();
   log.info({ grpcPort }, "sessions service ready");
 
   async function caughtUp(runner: ProjectionRunner, aggregateType: string) {
@@ -180,6 +205,7 @@ export async function startSessionsService(
     },
     close() {
       closing ??= (async () => {
+        await health.stop();
         await grpc.close();
         await inactivity?.stop();
         for (const runner of [...reactors, ...readModelRunners.map((r) => r.runner)]) await runner.stop();

@@ -70,7 +70,7 @@ export async function startHarness(env: Record<string, string> = {}, deps: Sessi
     async takeAssignment(timeoutMs = 10_000) {
       const m = await consumer.next({ expires: timeoutMs });
       if (!m) throw new Error("no TaskAssignment arrived on the work queue");
-      m.ack();
+      await m.ackAck(); // a work-queue message leaves the stream only once its ack is confirmed
       return runner.TaskAssignment.fromJSON(m.json());
     },
     async queuedAssignments() {

@@ -73,25 +73,64 @@ describe("output by mode", () => {
   });
 });
 
-test("retried reports count once; a redelivered task (attempt 2) numbers its steps afresh", async () => {
+test("retried reports count once; a redelivered task (attempt 2) continues from the progress of attempt 1", async () => {
   const { sessionId, taskId } = await running();
-  const step = (n: number, attempt: string) =>
-    h.reports.stepRecorded({ sessionId, taskId, step: n, summary: `${attempt} step ${n}`, messages: [] });
-  await step(1, "first");
-  await step(1, "first");
-  await step(2, "first");
+  const step = (n: number, attempt: number) =>
+    h.reports.stepRecorded({
+      sessionId,
+      taskId,
+      step: n,
+      summary: `attempt ${attempt} step ${n}`,
+      messages: [],
+      attempt,
+      agentRecord: JSON.stringify({ step: n }),
+    });
+  const call = (attempt: number, n: number, inputTokens: number) =>
+    h.reports.usageReported({
+      sessionId,
+      taskId,
+      inputTokens,
+      outputTokens: 10,
+      usageId: `usage-${attempt}-${n}`,
+      attempt,
+      call: n,
+    });
+  await call(1, 1, 500);
+  await step(1, 1);
+  await step(1, 1);
+  await call(1, 2, 400);
+  await call(1, 2, 400);
+  await step(2, 1);
   expect((await get(sessionId)).stepCount).toBe(2);
 
   await h.reports.taskStarted({ sessionId, taskId, attempt: 2 });
-  await step(1, "second");
-  expect(await get(sessionId)).toMatchObject({ stepCount: 3, lastStepSummary: "second step 1" });
+  const progress = await h.reports.getTaskProgress({ sessionId, taskId });
+  expect(progress).toMatchObject({
+    attempt: 2,
+    lastStep: 2,
+    steps: [
+      { step: 1, agentRecord: '{"step":1}' },
+      { step: 2, agentRecord: '{"step":2}' },
+    ],
+    inputTokens: 900,
+    outputTokens: 20,
+    lastUsage: { usageId: "usage-1-2", inputTokens: 400, outputTokens: 10 },
+  });
+  // Attempt 1 was superseded: its steps are refused, so its runner stops instead of acting on.
+  expect((await failure(step(3, 1))).code).toBe(status.FAILED_PRECONDITION);
 
-  await h.reports.usageReported({ sessionId, taskId, inputTokens: 500, outputTokens: 40 });
-  await h.reports.usageReported({ sessionId, taskId, inputTokens: 500, outputTokens: 40 });
-  await h.reports.usageReported({ sessionId, taskId, inputTokens: 900, outputTokens: 70 });
+  await call(2, 1, 300);
+  await step(3, 2);
   await h.reports.taskCompleted({ sessionId, taskId, output: "x", success: true });
   await h.reports.taskCompleted({ sessionId, taskId, output: "x", success: true });
-  expect(await get(sessionId)).toMatchObject({ status: "idle", totalInputTokens: 900, totalOutputTokens: 70 });
+  expect(await get(sessionId)).toMatchObject({
+    status: "idle",
+    stepCount: 3,
+    lastStepSummary: "attempt 2 step 3",
+    totalInputTokens: 1200,
+    totalOutputTokens: 30,
+  });
+  expect((await failure(h.reports.getTaskProgress({ sessionId, taskId }))).code).toBe(status.FAILED_PRECONDITION);
 });
 
 test('costs are "0" until billing charges, then the latest running totals of the session\'s ledger', async () => {

@@ -9,7 +9,9 @@ import { loadSessionsConfig, type SessionsService, startSessionsService } from "
 import { createTestInfra, natsUrl, type TestInfra } from "@bas/testing";
 import { type BillingService, loadBillingConfig, startBillingService } from "@bas/billing";
 import { type GatewayService, loadGatewayConfig, startGatewayService } from "@bas/gateway";
+import { gateway as gatewayProto } from "@bas/proto";
 import { loadRunnerConfig, type RunnerService, startRunnerService } from "@bas/runner";
+import { connectClient } from "@bas/service-kit";
 import { leaseBucketName } from "../../../services/runner/src/adapters/nats/task-leases";
 import { type FixtureSites, startFixtureSites } from "../../fixtures/sites";
 import { type ScriptedLlm, startScriptedLlm } from "../../support/scripted-llm";
@@ -29,13 +31,22 @@ export interface AgentStack {
   llm: ScriptedLlm;
   browserPool: BrowserPoolService;
   runner: RunnerService;
-  request(method: string, path: string, body?: unknown): Promise<Reply>;
-  /** Polls GET /api/v3/sessions/{id} until `done` holds. */
-  waitFor(id: string, done: (session: any) => boolean, timeoutMs?: number): Promise<any>;
+  /** A REST call with the bootstrap key, or with `key`. */
+  request(method: string, path: string, body?: unknown, key?: string): Promise<Reply>;
+  /** The API key of a new project (through the gateway's `ProjectAdmin`), for a second tenant. */
+  newProjectKey(): Promise<string>;
+  /** Polls GET /api/v3/sessions/{id} until `done` holds (every `intervalMs`, default 150). */
+  waitFor(id: string, done: (session: any) => boolean, timeoutMs?: number, intervalMs?: number): Promise<any>;
   close(): Promise<void>;
 }
 
-export async function startAgentStack(): Promise<AgentStack> {
+/** Extra environment per service, over the defaults below. */
+export interface AgentStackOptions {
+  browserPoolEnv?: Record<string, string>;
+  runnerEnv?: Record<string, string>;
+}
+
+export async function startAgentStack(options: AgentStackOptions = {}): Promise<AgentStack> {
   const infra = await createTestInfra();
   const [sites, llm] = await Promise.all([startFixtureSites({ spaDelayMs: 300 }), startScriptedLlm()]);
   const dataDir = mkdtempSync(join(tmpdir(), "bas-e2e-agent-"));
@@ -66,6 +77,9 @@ export async function startAgentStack(): Promise<AgentStack> {
         WARM_POOL_SIZE: "0",
         NODE_ID: `e2e-${randomBytes(4).toString("hex")}`,
         BROWSER_DATA_DIR: dataDir,
+        // The fixture sites are on loopback, which a tenant's browser may not reach unless allowed.
+        BROWSER_EGRESS_ALLOW: new URL(sites.url).host,
+        ...options.browserPoolEnv,
       }),
       { ackWaitMs: 1_000 },
     );
@@ -82,6 +96,7 @@ export async function startAgentStack(): Promise<AgentStack> {
         TASK_ACK_WAIT_MS: "5000",
         MAX_STEPS: "12",
         PROVIDER_KEY_SECRET: randomBytes(32).toString("hex"),
+        ...options.runnerEnv,
       }),
     );
     started.push(runner);
@@ -102,10 +117,10 @@ export async function startAgentStack(): Promise<AgentStack> {
     started.push(gateway);
     const base = `http://127.0.0.1:${gateway.port}`;
 
-    const request = async (method: string, path: string, body?: unknown): Promise<Reply> => {
+    const request = async (method: string, path: string, body?: unknown, key = apiKey): Promise<Reply> => {
       const res = await fetch(base + path, {
         method,
-        headers: { "X-Service-API-Key": apiKey, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+        headers: { "X-Service-API-Key": key, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const text = await res.text();
@@ -119,13 +134,22 @@ export async function startAgentStack(): Promise<AgentStack> {
       browserPool,
       runner,
       request,
-      async waitFor(id, done, timeoutMs = 45_000) {
+      async newProjectKey() {
+        const admin = connectClient(gatewayProto.ProjectAdminClient, `127.0.0.1:${gateway.grpcPort}`);
+        try {
+          const project = await admin.createProject({ name: `p-${randomBytes(4).toString("hex")}` });
+          return (await admin.createApiKey({ projectId: project.id, label: "test" })).plainKey;
+        } finally {
+          admin.close();
+        }
+      },
+      async waitFor(id, done, timeoutMs = 45_000, intervalMs = 150) {
         const deadline = Date.now() + timeoutMs;
         let last: Reply | undefined;
         while (Date.now() < deadline) {
           last = await request("GET", `/api/v3/sessions/${id}`);
           if (last.status === 200 && done(last.body)) return last.body;
-          await sleep(150);
+          await sleep(intervalMs);
         }
         throw new Error(`session ${id} did not reach the expected state; last: ${JSON.stringify(last)}`);
       },

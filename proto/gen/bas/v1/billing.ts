@@ -31,7 +31,14 @@ export interface UsageRecorded {
   sessionId?: string | undefined;
   runId?: string | undefined;
   browserId?: string | undefined;
-  occurredAt: Date | undefined;
+  occurredAt:
+    | Date
+    | undefined;
+  /**
+   * Browser usage only: this is the browser's last report (it stopped; nothing more will come for it). Sent even
+   * with 0 milliseconds, so that billing can say when a browser's cost is complete.
+   */
+  lastReport?: boolean | undefined;
   llm?: LlmUsage | undefined;
   proxy?: ProxyUsage | undefined;
   browser?: BrowserTime | undefined;
@@ -169,6 +176,12 @@ export interface ChargeRecorded {
   proxyBytes: number;
   browserMilliseconds: number;
   ownKey: boolean;
+  /**
+   * Set when the usage charged was its browser's last report (UsageRecorded.last_report): with this charge the
+   * browser's cost is complete, on this ledger and on every other it was charged to.
+   */
+  browserId?: string | undefined;
+  lastReport?: boolean | undefined;
 }
 
 /** Event type "BudgetExceeded" on a "ledger-session" or "ledger-run" aggregate: the total reached the cap. */
@@ -204,6 +217,7 @@ function createBaseUsageRecorded(): UsageRecorded {
     runId: undefined,
     browserId: undefined,
     occurredAt: undefined,
+    lastReport: undefined,
     llm: undefined,
     proxy: undefined,
     browser: undefined,
@@ -229,6 +243,9 @@ export const UsageRecorded: MessageFns<UsageRecorded> = {
     }
     if (message.occurredAt !== undefined) {
       Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(50).fork()).join();
+    }
+    if (message.lastReport !== undefined) {
+      writer.uint32(56).bool(message.lastReport);
     }
     if (message.llm !== undefined) {
       LlmUsage.encode(message.llm, writer.uint32(82).fork()).join();
@@ -303,6 +320,14 @@ export const UsageRecorded: MessageFns<UsageRecorded> = {
             message.occurredAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.lastReport = reader.bool();
+            continue;
+          }
           case 10: {
             if (tag !== 82) {
               break;
@@ -367,6 +392,11 @@ export const UsageRecorded: MessageFns<UsageRecorded> = {
         : isSet(object.occurred_at)
         ? fromJsonTimestamp(object.occurred_at)
         : undefined,
+      lastReport: isSet(object.lastReport)
+        ? globalThis.Boolean(object.lastReport)
+        : isSet(object.last_report)
+        ? globalThis.Boolean(object.last_report)
+        : undefined,
       llm: isSet(object.llm) ? LlmUsage.fromJSON(object.llm) : undefined,
       proxy: isSet(object.proxy) ? ProxyUsage.fromJSON(object.proxy) : undefined,
       browser: isSet(object.browser) ? BrowserTime.fromJSON(object.browser) : undefined,
@@ -393,6 +423,9 @@ export const UsageRecorded: MessageFns<UsageRecorded> = {
     if (message.occurredAt !== undefined) {
       obj.occurredAt = message.occurredAt.toISOString();
     }
+    if (message.lastReport !== undefined) {
+      obj.lastReport = message.lastReport;
+    }
     if (message.llm !== undefined) {
       obj.llm = LlmUsage.toJSON(message.llm);
     }
@@ -416,6 +449,7 @@ export const UsageRecorded: MessageFns<UsageRecorded> = {
     message.runId = object.runId ?? undefined;
     message.browserId = object.browserId ?? undefined;
     message.occurredAt = object.occurredAt ?? undefined;
+    message.lastReport = object.lastReport ?? undefined;
     message.llm = (object.llm !== undefined && object.llm !== null) ? LlmUsage.fromPartial(object.llm) : undefined;
     message.proxy = (object.proxy !== undefined && object.proxy !== null)
       ? ProxyUsage.fromPartial(object.proxy)
@@ -1935,6 +1969,8 @@ function createBaseChargeRecorded(): ChargeRecorded {
     proxyBytes: 0,
     browserMilliseconds: 0,
     ownKey: false,
+    browserId: undefined,
+    lastReport: undefined,
   };
 }
 
@@ -1984,6 +2020,12 @@ export const ChargeRecorded: MessageFns<ChargeRecorded> = {
     }
     if (message.ownKey !== false) {
       writer.uint32(120).bool(message.ownKey);
+    }
+    if (message.browserId !== undefined) {
+      writer.uint32(130).string(message.browserId);
+    }
+    if (message.lastReport !== undefined) {
+      writer.uint32(136).bool(message.lastReport);
     }
     return writer;
   },
@@ -2121,6 +2163,22 @@ export const ChargeRecorded: MessageFns<ChargeRecorded> = {
             message.ownKey = reader.bool();
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.browserId = reader.string();
+            continue;
+          }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.lastReport = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2198,6 +2256,16 @@ export const ChargeRecorded: MessageFns<ChargeRecorded> = {
         : isSet(object.own_key)
         ? globalThis.Boolean(object.own_key)
         : false,
+      browserId: isSet(object.browserId)
+        ? globalThis.String(object.browserId)
+        : isSet(object.browser_id)
+        ? globalThis.String(object.browser_id)
+        : undefined,
+      lastReport: isSet(object.lastReport)
+        ? globalThis.Boolean(object.lastReport)
+        : isSet(object.last_report)
+        ? globalThis.Boolean(object.last_report)
+        : undefined,
     };
   },
 
@@ -2248,6 +2316,12 @@ export const ChargeRecorded: MessageFns<ChargeRecorded> = {
     if (message.ownKey !== false) {
       obj.ownKey = message.ownKey;
     }
+    if (message.browserId !== undefined) {
+      obj.browserId = message.browserId;
+    }
+    if (message.lastReport !== undefined) {
+      obj.lastReport = message.lastReport;
+    }
     return obj;
   },
 
@@ -2273,6 +2347,8 @@ export const ChargeRecorded: MessageFns<ChargeRecorded> = {
     message.proxyBytes = object.proxyBytes ?? 0;
     message.browserMilliseconds = object.browserMilliseconds ?? 0;
     message.ownKey = object.ownKey ?? false;
+    message.browserId = object.browserId ?? undefined;
+    message.lastReport = object.lastReport ?? undefined;
     return message;
   },
 };

@@ -82,6 +82,29 @@ export interface ReleaseBrowserRequest {
   sessionId: string;
 }
 
+export interface GetLaunchHealthRequest {
+}
+
+export interface LaunchHealth {
+  canLaunch: boolean;
+  /** Why not, with what to do about it ("Chromium not found at /usr/bin/chromium: install it ..."); empty when it can. */
+  problem: string;
+  /** Launched browsers waiting idle for a caller, and how many the warm pool keeps. */
+  warmIdle: number;
+  warmSize: number;
+}
+
+export interface RequireBrowserCapacityRequest {
+  projectId: string;
+}
+
+export interface BrowserCapacity {
+  /** Browsers of the project launching or running, on every node. */
+  active: number;
+  /** MAX_BROWSERS_PER_PROJECT. */
+  limit: number;
+}
+
 export interface Browser {
   id: string;
   projectId: string;
@@ -1077,6 +1100,347 @@ export const ReleaseBrowserRequest: MessageFns<ReleaseBrowserRequest> = {
   },
 };
 
+function createBaseGetLaunchHealthRequest(): GetLaunchHealthRequest {
+  return {};
+}
+
+export const GetLaunchHealthRequest: MessageFns<GetLaunchHealthRequest> = {
+  encode(_: GetLaunchHealthRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetLaunchHealthRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetLaunchHealthRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): GetLaunchHealthRequest {
+    return {};
+  },
+
+  toJSON(_: GetLaunchHealthRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetLaunchHealthRequest>, I>>(base?: I): GetLaunchHealthRequest {
+    return GetLaunchHealthRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetLaunchHealthRequest>, I>>(_: I): GetLaunchHealthRequest {
+    const message = createBaseGetLaunchHealthRequest();
+    return message;
+  },
+};
+
+function createBaseLaunchHealth(): LaunchHealth {
+  return { canLaunch: false, problem: "", warmIdle: 0, warmSize: 0 };
+}
+
+export const LaunchHealth: MessageFns<LaunchHealth> = {
+  encode(message: LaunchHealth, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.canLaunch !== false) {
+      writer.uint32(8).bool(message.canLaunch);
+    }
+    if (message.problem !== "") {
+      writer.uint32(18).string(message.problem);
+    }
+    if (message.warmIdle !== 0) {
+      writer.uint32(24).int32(message.warmIdle);
+    }
+    if (message.warmSize !== 0) {
+      writer.uint32(32).int32(message.warmSize);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LaunchHealth {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLaunchHealth();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.canLaunch = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.problem = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.warmIdle = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.warmSize = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LaunchHealth {
+    return {
+      canLaunch: isSet(object.canLaunch)
+        ? globalThis.Boolean(object.canLaunch)
+        : isSet(object.can_launch)
+        ? globalThis.Boolean(object.can_launch)
+        : false,
+      problem: isSet(object.problem) ? globalThis.String(object.problem) : "",
+      warmIdle: isSet(object.warmIdle)
+        ? globalThis.Number(object.warmIdle)
+        : isSet(object.warm_idle)
+        ? globalThis.Number(object.warm_idle)
+        : 0,
+      warmSize: isSet(object.warmSize)
+        ? globalThis.Number(object.warmSize)
+        : isSet(object.warm_size)
+        ? globalThis.Number(object.warm_size)
+        : 0,
+    };
+  },
+
+  toJSON(message: LaunchHealth): unknown {
+    const obj: any = {};
+    if (message.canLaunch !== false) {
+      obj.canLaunch = message.canLaunch;
+    }
+    if (message.problem !== "") {
+      obj.problem = message.problem;
+    }
+    if (message.warmIdle !== 0) {
+      obj.warmIdle = Math.round(message.warmIdle);
+    }
+    if (message.warmSize !== 0) {
+      obj.warmSize = Math.round(message.warmSize);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LaunchHealth>, I>>(base?: I): LaunchHealth {
+    return LaunchHealth.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LaunchHealth>, I>>(object: I): LaunchHealth {
+    const message = createBaseLaunchHealth();
+    message.canLaunch = object.canLaunch ?? false;
+    message.problem = object.problem ?? "";
+    message.warmIdle = object.warmIdle ?? 0;
+    message.warmSize = object.warmSize ?? 0;
+    return message;
+  },
+};
+
+function createBaseRequireBrowserCapacityRequest(): RequireBrowserCapacityRequest {
+  return { projectId: "" };
+}
+
+export const RequireBrowserCapacityRequest: MessageFns<RequireBrowserCapacityRequest> = {
+  encode(message: RequireBrowserCapacityRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RequireBrowserCapacityRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRequireBrowserCapacityRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RequireBrowserCapacityRequest {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+    };
+  },
+
+  toJSON(message: RequireBrowserCapacityRequest): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RequireBrowserCapacityRequest>, I>>(base?: I): RequireBrowserCapacityRequest {
+    return RequireBrowserCapacityRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RequireBrowserCapacityRequest>, I>>(
+    object: I,
+  ): RequireBrowserCapacityRequest {
+    const message = createBaseRequireBrowserCapacityRequest();
+    message.projectId = object.projectId ?? "";
+    return message;
+  },
+};
+
+function createBaseBrowserCapacity(): BrowserCapacity {
+  return { active: 0, limit: 0 };
+}
+
+export const BrowserCapacity: MessageFns<BrowserCapacity> = {
+  encode(message: BrowserCapacity, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.active !== 0) {
+      writer.uint32(8).int32(message.active);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(16).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BrowserCapacity {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBrowserCapacity();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.active = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BrowserCapacity {
+    return {
+      active: isSet(object.active) ? globalThis.Number(object.active) : 0,
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: BrowserCapacity): unknown {
+    const obj: any = {};
+    if (message.active !== 0) {
+      obj.active = Math.round(message.active);
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BrowserCapacity>, I>>(base?: I): BrowserCapacity {
+    return BrowserCapacity.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BrowserCapacity>, I>>(object: I): BrowserCapacity {
+    const message = createBaseBrowserCapacity();
+    message.active = object.active ?? 0;
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
 function createBaseBrowser(): Browser {
   return {
     id: "",
@@ -1630,6 +1994,35 @@ export const BrowserPoolService = {
     responseSerialize: (value: Browser): Buffer => Buffer.from(Browser.encode(value).finish()),
     responseDeserialize: (value: Buffer): Browser => Browser.decode(value),
   },
+  /**
+   * Before creating work that will need a browser (a new v3 session): answers the project's browser count, or fails
+   * RESOURCE_EXHAUSTED with error kind "limit_exceeded" (the gateway's 429) when the project already has as many
+   * active browsers as it may. Takes nothing: the browser itself is acquired later, and may still be refused then.
+   */
+  requireBrowserCapacity: {
+    path: "/bas.v1.BrowserPool/RequireBrowserCapacity" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RequireBrowserCapacityRequest): Buffer =>
+      Buffer.from(RequireBrowserCapacityRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RequireBrowserCapacityRequest => RequireBrowserCapacityRequest.decode(value),
+    responseSerialize: (value: BrowserCapacity): Buffer => Buffer.from(BrowserCapacity.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BrowserCapacity => BrowserCapacity.decode(value),
+  },
+  /**
+   * Whether this node can launch browsers, and if not why and how to fix it, for the gateway's /healthz. Answered
+   * from what the node knows (the browser program is there, how the last launches went), never by launching one.
+   */
+  getLaunchHealth: {
+    path: "/bas.v1.BrowserPool/GetLaunchHealth" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetLaunchHealthRequest): Buffer =>
+      Buffer.from(GetLaunchHealthRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetLaunchHealthRequest => GetLaunchHealthRequest.decode(value),
+    responseSerialize: (value: LaunchHealth): Buffer => Buffer.from(LaunchHealth.encode(value).finish()),
+    responseDeserialize: (value: Buffer): LaunchHealth => LaunchHealth.decode(value),
+  },
 } as const;
 
 export interface BrowserPoolServer extends UntypedServiceImplementation {
@@ -1641,6 +2034,17 @@ export interface BrowserPoolServer extends UntypedServiceImplementation {
   acquireBrowser: handleUnaryCall<AcquireBrowserRequest, AcquiredBrowser>;
   /** The session ended: stop its browser (reason "session_ended"). */
   releaseBrowser: handleUnaryCall<ReleaseBrowserRequest, Browser>;
+  /**
+   * Before creating work that will need a browser (a new v3 session): answers the project's browser count, or fails
+   * RESOURCE_EXHAUSTED with error kind "limit_exceeded" (the gateway's 429) when the project already has as many
+   * active browsers as it may. Takes nothing: the browser itself is acquired later, and may still be refused then.
+   */
+  requireBrowserCapacity: handleUnaryCall<RequireBrowserCapacityRequest, BrowserCapacity>;
+  /**
+   * Whether this node can launch browsers, and if not why and how to fix it, for the gateway's /healthz. Answered
+   * from what the node knows (the browser program is there, how the last launches went), never by launching one.
+   */
+  getLaunchHealth: handleUnaryCall<GetLaunchHealthRequest, LaunchHealth>;
 }
 
 export interface BrowserPoolClient extends Client {
@@ -1735,6 +2139,45 @@ export interface BrowserPoolClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Browser) => void,
+  ): ClientUnaryCall;
+  /**
+   * Before creating work that will need a browser (a new v3 session): answers the project's browser count, or fails
+   * RESOURCE_EXHAUSTED with error kind "limit_exceeded" (the gateway's 429) when the project already has as many
+   * active browsers as it may. Takes nothing: the browser itself is acquired later, and may still be refused then.
+   */
+  requireBrowserCapacity(
+    request: RequireBrowserCapacityRequest,
+    callback: (error: ServiceError | null, response: BrowserCapacity) => void,
+  ): ClientUnaryCall;
+  requireBrowserCapacity(
+    request: RequireBrowserCapacityRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: BrowserCapacity) => void,
+  ): ClientUnaryCall;
+  requireBrowserCapacity(
+    request: RequireBrowserCapacityRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: BrowserCapacity) => void,
+  ): ClientUnaryCall;
+  /**
+   * Whether this node can launch browsers, and if not why and how to fix it, for the gateway's /healthz. Answered
+   * from what the node knows (the browser program is there, how the last launches went), never by launching one.
+   */
+  getLaunchHealth(
+    request: GetLaunchHealthRequest,
+    callback: (error: ServiceError | null, response: LaunchHealth) => void,
+  ): ClientUnaryCall;
+  getLaunchHealth(
+    request: GetLaunchHealthRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: LaunchHealth) => void,
+  ): ClientUnaryCall;
+  getLaunchHealth(
+    request: GetLaunchHealthRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: LaunchHealth) => void,
   ): ClientUnaryCall;
 }
 

@@ -197,7 +197,21 @@ export interface StepRecordedRequest {
   /** Messages the step produced (action, result, error, planning...). */
   messages: StepMessage[];
   /** Reference to the step's screenshot in blob storage; absent when none was taken. */
-  screenshotRef?: string | undefined;
+  screenshotRef?:
+    | string
+    | undefined;
+  /**
+   * The attempt (TaskStarted.attempt) that took the step; a step of an attempt older than the task's latest is
+   * refused with FAILED_PRECONDITION. Absent: not said (no check).
+   */
+  attempt?:
+    | number
+    | undefined;
+  /**
+   * The agent's own record of the step (JSON, opaque to the sessions service), handed back by GetTaskProgress so a
+   * later attempt can rebuild the agent's history.
+   */
+  agentRecord?: string | undefined;
 }
 
 export interface StepMessage {
@@ -222,12 +236,51 @@ export interface TaskFailedRequest {
   error: string;
 }
 
-/** The task's token totals so far (not increments), so a retried report counts once. */
+/**
+ * One model call's tokens. The call is numbered within its attempt (`attempt`, `call` from 1), so a retried report
+ * counts once; the session's totals are the sum of every call of every attempt, the same calls billing charges.
+ * Without usage_id (older runners): the task's token totals so far, not increments.
+ */
 export interface UsageReportedRequest {
   sessionId: string;
   taskId: string;
   inputTokens: number;
   outputTokens: number;
+  /** The id the call's usage is published under for billing (UsageRecorded.id). */
+  usageId?: string | undefined;
+  attempt?: number | undefined;
+  call?: number | undefined;
+}
+
+export interface GetTaskProgressRequest {
+  sessionId: string;
+  taskId: string;
+}
+
+export interface TaskProgress {
+  /** The task's latest attempt (TaskStarted.attempt); 0 before any. */
+  attempt: number;
+  /** The highest step recorded for the task, 0 when none: the next attempt continues with last_step + 1. */
+  lastStep: number;
+  /** Every recorded step that carried an agent record, in step order. */
+  steps: RecordedStep[];
+  /** The task's token totals: every reported model call of every attempt. */
+  inputTokens: number;
+  outputTokens: number;
+  /** The last model call reported, so that a new attempt can make sure billing has it too. */
+  lastUsage?: ReportedUsage | undefined;
+}
+
+export interface RecordedStep {
+  step: number;
+  agentRecord: string;
+}
+
+export interface ReportedUsage {
+  usageId: string;
+  inputTokens: number;
+  outputTokens: number;
+  occurredAt: Date | undefined;
 }
 
 export interface GetTaskSecretsRequest {
@@ -2979,7 +3032,16 @@ export const TaskStartedRequest: MessageFns<TaskStartedRequest> = {
 };
 
 function createBaseStepRecordedRequest(): StepRecordedRequest {
-  return { sessionId: "", taskId: "", step: 0, summary: "", messages: [], screenshotRef: undefined };
+  return {
+    sessionId: "",
+    taskId: "",
+    step: 0,
+    summary: "",
+    messages: [],
+    screenshotRef: undefined,
+    attempt: undefined,
+    agentRecord: undefined,
+  };
 }
 
 export const StepRecordedRequest: MessageFns<StepRecordedRequest> = {
@@ -3001,6 +3063,12 @@ export const StepRecordedRequest: MessageFns<StepRecordedRequest> = {
     }
     if (message.screenshotRef !== undefined) {
       writer.uint32(50).string(message.screenshotRef);
+    }
+    if (message.attempt !== undefined) {
+      writer.uint32(56).int32(message.attempt);
+    }
+    if (message.agentRecord !== undefined) {
+      writer.uint32(66).string(message.agentRecord);
     }
     return writer;
   },
@@ -3066,6 +3134,22 @@ export const StepRecordedRequest: MessageFns<StepRecordedRequest> = {
             message.screenshotRef = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.agentRecord = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3100,6 +3184,12 @@ export const StepRecordedRequest: MessageFns<StepRecordedRequest> = {
         : isSet(object.screenshot_ref)
         ? globalThis.String(object.screenshot_ref)
         : undefined,
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : undefined,
+      agentRecord: isSet(object.agentRecord)
+        ? globalThis.String(object.agentRecord)
+        : isSet(object.agent_record)
+        ? globalThis.String(object.agent_record)
+        : undefined,
     };
   },
 
@@ -3123,6 +3213,12 @@ export const StepRecordedRequest: MessageFns<StepRecordedRequest> = {
     if (message.screenshotRef !== undefined) {
       obj.screenshotRef = message.screenshotRef;
     }
+    if (message.attempt !== undefined) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.agentRecord !== undefined) {
+      obj.agentRecord = message.agentRecord;
+    }
     return obj;
   },
 
@@ -3137,6 +3233,8 @@ export const StepRecordedRequest: MessageFns<StepRecordedRequest> = {
     message.summary = object.summary ?? "";
     message.messages = object.messages?.map((e) => StepMessage.fromPartial(e)) || [];
     message.screenshotRef = object.screenshotRef ?? undefined;
+    message.attempt = object.attempt ?? undefined;
+    message.agentRecord = object.agentRecord ?? undefined;
     return message;
   },
 };
@@ -3525,7 +3623,15 @@ export const TaskFailedRequest: MessageFns<TaskFailedRequest> = {
 };
 
 function createBaseUsageReportedRequest(): UsageReportedRequest {
-  return { sessionId: "", taskId: "", inputTokens: 0, outputTokens: 0 };
+  return {
+    sessionId: "",
+    taskId: "",
+    inputTokens: 0,
+    outputTokens: 0,
+    usageId: undefined,
+    attempt: undefined,
+    call: undefined,
+  };
 }
 
 export const UsageReportedRequest: MessageFns<UsageReportedRequest> = {
@@ -3541,6 +3647,15 @@ export const UsageReportedRequest: MessageFns<UsageReportedRequest> = {
     }
     if (message.outputTokens !== 0) {
       writer.uint32(32).int64(message.outputTokens);
+    }
+    if (message.usageId !== undefined) {
+      writer.uint32(42).string(message.usageId);
+    }
+    if (message.attempt !== undefined) {
+      writer.uint32(48).int32(message.attempt);
+    }
+    if (message.call !== undefined) {
+      writer.uint32(56).int32(message.call);
     }
     return writer;
   },
@@ -3590,6 +3705,30 @@ export const UsageReportedRequest: MessageFns<UsageReportedRequest> = {
             message.outputTokens = longToNumber(reader.int64());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.usageId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.call = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3624,6 +3763,13 @@ export const UsageReportedRequest: MessageFns<UsageReportedRequest> = {
         : isSet(object.output_tokens)
         ? globalThis.Number(object.output_tokens)
         : 0,
+      usageId: isSet(object.usageId)
+        ? globalThis.String(object.usageId)
+        : isSet(object.usage_id)
+        ? globalThis.String(object.usage_id)
+        : undefined,
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : undefined,
+      call: isSet(object.call) ? globalThis.Number(object.call) : undefined,
     };
   },
 
@@ -3641,6 +3787,15 @@ export const UsageReportedRequest: MessageFns<UsageReportedRequest> = {
     if (message.outputTokens !== 0) {
       obj.outputTokens = Math.round(message.outputTokens);
     }
+    if (message.usageId !== undefined) {
+      obj.usageId = message.usageId;
+    }
+    if (message.attempt !== undefined) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.call !== undefined) {
+      obj.call = Math.round(message.call);
+    }
     return obj;
   },
 
@@ -3653,6 +3808,491 @@ export const UsageReportedRequest: MessageFns<UsageReportedRequest> = {
     message.taskId = object.taskId ?? "";
     message.inputTokens = object.inputTokens ?? 0;
     message.outputTokens = object.outputTokens ?? 0;
+    message.usageId = object.usageId ?? undefined;
+    message.attempt = object.attempt ?? undefined;
+    message.call = object.call ?? undefined;
+    return message;
+  },
+};
+
+function createBaseGetTaskProgressRequest(): GetTaskProgressRequest {
+  return { sessionId: "", taskId: "" };
+}
+
+export const GetTaskProgressRequest: MessageFns<GetTaskProgressRequest> = {
+  encode(message: GetTaskProgressRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.taskId !== "") {
+      writer.uint32(18).string(message.taskId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTaskProgressRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTaskProgressRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTaskProgressRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetTaskProgressRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTaskProgressRequest>, I>>(base?: I): GetTaskProgressRequest {
+    return GetTaskProgressRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTaskProgressRequest>, I>>(object: I): GetTaskProgressRequest {
+    const message = createBaseGetTaskProgressRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.taskId = object.taskId ?? "";
+    return message;
+  },
+};
+
+function createBaseTaskProgress(): TaskProgress {
+  return { attempt: 0, lastStep: 0, steps: [], inputTokens: 0, outputTokens: 0, lastUsage: undefined };
+}
+
+export const TaskProgress: MessageFns<TaskProgress> = {
+  encode(message: TaskProgress, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.attempt !== 0) {
+      writer.uint32(8).int32(message.attempt);
+    }
+    if (message.lastStep !== 0) {
+      writer.uint32(16).int32(message.lastStep);
+    }
+    for (const v of message.steps) {
+      RecordedStep.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.inputTokens !== 0) {
+      writer.uint32(32).int64(message.inputTokens);
+    }
+    if (message.outputTokens !== 0) {
+      writer.uint32(40).int64(message.outputTokens);
+    }
+    if (message.lastUsage !== undefined) {
+      ReportedUsage.encode(message.lastUsage, writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TaskProgress {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTaskProgress();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.lastStep = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.steps.push(RecordedStep.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.inputTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.outputTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.lastUsage = ReportedUsage.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TaskProgress {
+    return {
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      lastStep: isSet(object.lastStep)
+        ? globalThis.Number(object.lastStep)
+        : isSet(object.last_step)
+        ? globalThis.Number(object.last_step)
+        : 0,
+      steps: globalThis.Array.isArray(object?.steps) ? object.steps.map((e: any) => RecordedStep.fromJSON(e)) : [],
+      inputTokens: isSet(object.inputTokens)
+        ? globalThis.Number(object.inputTokens)
+        : isSet(object.input_tokens)
+        ? globalThis.Number(object.input_tokens)
+        : 0,
+      outputTokens: isSet(object.outputTokens)
+        ? globalThis.Number(object.outputTokens)
+        : isSet(object.output_tokens)
+        ? globalThis.Number(object.output_tokens)
+        : 0,
+      lastUsage: isSet(object.lastUsage)
+        ? ReportedUsage.fromJSON(object.lastUsage)
+        : isSet(object.last_usage)
+        ? ReportedUsage.fromJSON(object.last_usage)
+        : undefined,
+    };
+  },
+
+  toJSON(message: TaskProgress): unknown {
+    const obj: any = {};
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.lastStep !== 0) {
+      obj.lastStep = Math.round(message.lastStep);
+    }
+    if (message.steps?.length) {
+      obj.steps = message.steps.map((e) => RecordedStep.toJSON(e));
+    }
+    if (message.inputTokens !== 0) {
+      obj.inputTokens = Math.round(message.inputTokens);
+    }
+    if (message.outputTokens !== 0) {
+      obj.outputTokens = Math.round(message.outputTokens);
+    }
+    if (message.lastUsage !== undefined) {
+      obj.lastUsage = ReportedUsage.toJSON(message.lastUsage);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TaskProgress>, I>>(base?: I): TaskProgress {
+    return TaskProgress.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TaskProgress>, I>>(object: I): TaskProgress {
+    const message = createBaseTaskProgress();
+    message.attempt = object.attempt ?? 0;
+    message.lastStep = object.lastStep ?? 0;
+    message.steps = object.steps?.map((e) => RecordedStep.fromPartial(e)) || [];
+    message.inputTokens = object.inputTokens ?? 0;
+    message.outputTokens = object.outputTokens ?? 0;
+    message.lastUsage = (object.lastUsage !== undefined && object.lastUsage !== null)
+      ? ReportedUsage.fromPartial(object.lastUsage)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRecordedStep(): RecordedStep {
+  return { step: 0, agentRecord: "" };
+}
+
+export const RecordedStep: MessageFns<RecordedStep> = {
+  encode(message: RecordedStep, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.step !== 0) {
+      writer.uint32(8).int32(message.step);
+    }
+    if (message.agentRecord !== "") {
+      writer.uint32(18).string(message.agentRecord);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordedStep {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordedStep();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.step = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agentRecord = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordedStep {
+    return {
+      step: isSet(object.step) ? globalThis.Number(object.step) : 0,
+      agentRecord: isSet(object.agentRecord)
+        ? globalThis.String(object.agentRecord)
+        : isSet(object.agent_record)
+        ? globalThis.String(object.agent_record)
+        : "",
+    };
+  },
+
+  toJSON(message: RecordedStep): unknown {
+    const obj: any = {};
+    if (message.step !== 0) {
+      obj.step = Math.round(message.step);
+    }
+    if (message.agentRecord !== "") {
+      obj.agentRecord = message.agentRecord;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RecordedStep>, I>>(base?: I): RecordedStep {
+    return RecordedStep.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RecordedStep>, I>>(object: I): RecordedStep {
+    const message = createBaseRecordedStep();
+    message.step = object.step ?? 0;
+    message.agentRecord = object.agentRecord ?? "";
+    return message;
+  },
+};
+
+function createBaseReportedUsage(): ReportedUsage {
+  return { usageId: "", inputTokens: 0, outputTokens: 0, occurredAt: undefined };
+}
+
+export const ReportedUsage: MessageFns<ReportedUsage> = {
+  encode(message: ReportedUsage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.usageId !== "") {
+      writer.uint32(10).string(message.usageId);
+    }
+    if (message.inputTokens !== 0) {
+      writer.uint32(16).int64(message.inputTokens);
+    }
+    if (message.outputTokens !== 0) {
+      writer.uint32(24).int64(message.outputTokens);
+    }
+    if (message.occurredAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReportedUsage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReportedUsage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.usageId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.inputTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.outputTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.occurredAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReportedUsage {
+    return {
+      usageId: isSet(object.usageId)
+        ? globalThis.String(object.usageId)
+        : isSet(object.usage_id)
+        ? globalThis.String(object.usage_id)
+        : "",
+      inputTokens: isSet(object.inputTokens)
+        ? globalThis.Number(object.inputTokens)
+        : isSet(object.input_tokens)
+        ? globalThis.Number(object.input_tokens)
+        : 0,
+      outputTokens: isSet(object.outputTokens)
+        ? globalThis.Number(object.outputTokens)
+        : isSet(object.output_tokens)
+        ? globalThis.Number(object.output_tokens)
+        : 0,
+      occurredAt: isSet(object.occurredAt)
+        ? fromJsonTimestamp(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? fromJsonTimestamp(object.occurred_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ReportedUsage): unknown {
+    const obj: any = {};
+    if (message.usageId !== "") {
+      obj.usageId = message.usageId;
+    }
+    if (message.inputTokens !== 0) {
+      obj.inputTokens = Math.round(message.inputTokens);
+    }
+    if (message.outputTokens !== 0) {
+      obj.outputTokens = Math.round(message.outputTokens);
+    }
+    if (message.occurredAt !== undefined) {
+      obj.occurredAt = message.occurredAt.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReportedUsage>, I>>(base?: I): ReportedUsage {
+    return ReportedUsage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReportedUsage>, I>>(object: I): ReportedUsage {
+    const message = createBaseReportedUsage();
+    message.usageId = object.usageId ?? "";
+    message.inputTokens = object.inputTokens ?? 0;
+    message.outputTokens = object.outputTokens ?? 0;
+    message.occurredAt = object.occurredAt ?? undefined;
     return message;
   },
 };
@@ -4269,6 +4909,22 @@ export const RunnerReportsService = {
     responseDeserialize: (value: Buffer): Empty => Empty.decode(value),
   },
   /**
+   * What earlier attempts of the task did, so that a new attempt continues where they stopped instead of starting
+   * over: the steps recorded (with the agent's own record of each), the token totals and the last model call.
+   * Call it after TaskStarted: from then on, reports of older attempts are refused. FAILED_PRECONDITION once the
+   * task is no longer the session's current one.
+   */
+  getTaskProgress: {
+    path: "/bas.v1.RunnerReports/GetTaskProgress" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetTaskProgressRequest): Buffer =>
+      Buffer.from(GetTaskProgressRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetTaskProgressRequest => GetTaskProgressRequest.decode(value),
+    responseSerialize: (value: TaskProgress): Buffer => Buffer.from(TaskProgress.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TaskProgress => TaskProgress.decode(value),
+  },
+  /**
    * The sensitiveData values of the session's current task, for typing them into the page. Only the runner calls
    * this; the values never travel in events, messages or the work queue. FAILED_PRECONDITION once the task ended.
    */
@@ -4303,6 +4959,13 @@ export interface RunnerReportsServer extends UntypedServiceImplementation {
   taskCompleted: handleUnaryCall<TaskCompletedRequest, Empty>;
   taskFailed: handleUnaryCall<TaskFailedRequest, Empty>;
   usageReported: handleUnaryCall<UsageReportedRequest, Empty>;
+  /**
+   * What earlier attempts of the task did, so that a new attempt continues where they stopped instead of starting
+   * over: the steps recorded (with the agent's own record of each), the token totals and the last model call.
+   * Call it after TaskStarted: from then on, reports of older attempts are refused. FAILED_PRECONDITION once the
+   * task is no longer the session's current one.
+   */
+  getTaskProgress: handleUnaryCall<GetTaskProgressRequest, TaskProgress>;
   /**
    * The sensitiveData values of the session's current task, for typing them into the page. Only the runner calls
    * this; the values never travel in events, messages or the work queue. FAILED_PRECONDITION once the task ended.
@@ -4417,6 +5080,27 @@ export interface RunnerReportsClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Empty) => void,
+  ): ClientUnaryCall;
+  /**
+   * What earlier attempts of the task did, so that a new attempt continues where they stopped instead of starting
+   * over: the steps recorded (with the agent's own record of each), the token totals and the last model call.
+   * Call it after TaskStarted: from then on, reports of older attempts are refused. FAILED_PRECONDITION once the
+   * task is no longer the session's current one.
+   */
+  getTaskProgress(
+    request: GetTaskProgressRequest,
+    callback: (error: ServiceError | null, response: TaskProgress) => void,
+  ): ClientUnaryCall;
+  getTaskProgress(
+    request: GetTaskProgressRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TaskProgress) => void,
+  ): ClientUnaryCall;
+  getTaskProgress(
+    request: GetTaskProgressRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TaskProgress) => void,
   ): ClientUnaryCall;
   /**
    * The sensitiveData values of the session's current task, for typing them into the page. Only the runner calls

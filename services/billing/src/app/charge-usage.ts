@@ -56,7 +56,8 @@ export function createChargeUsage(deps: ChargeUsageDeps): (usages: readonly Usag
     for (const [index, usage] of usages.entries()) {
       const problem = usageProblem(usage);
       if (problem) outcomes[index] = { status: "skipped", reason: "invalid", detail: problem };
-      else if (isEmptyUsage(usage)) outcomes[index] = { status: "skipped", reason: "empty" };
+      // A browser's last report is charged even when empty: its charge is what says the browser's cost is complete.
+      else if (isEmptyUsage(usage) && !usage.lastReport) outcomes[index] = { status: "skipped", reason: "empty" };
       else billable.push({ index, usage });
     }
     const firstSeen = await registry.claim(
@@ -91,6 +92,7 @@ export function createChargeUsage(deps: ChargeUsageDeps): (usages: readonly Usag
           usageSequence: usage.sequence,
           projectId: usage.projectId,
           charge,
+          ...(usage.lastReport && usage.browserId ? { completesBrowser: usage.browserId } : {}),
           ...(scope.capped ? { defaultCap: deps.defaultCap } : {}),
         });
         commands.set(key, entry);

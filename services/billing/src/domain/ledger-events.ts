@@ -33,6 +33,9 @@ export type ChargeRecorded = DomainEvent<
     outputTokens: number;
     proxyBytes: number;
     browserMilliseconds: number;
+    /** With `lastReport`: the browser whose cost this charge completes. */
+    browserId?: string;
+    lastReport?: boolean;
   }
 >;
 

@@ -23,6 +23,8 @@ export type LedgerCommand =
       usageSequence: number;
       projectId: string;
       charge: Charge;
+      /** The usage was this browser's last report: the charge says the browser's cost is complete. */
+      completesBrowser?: string;
       /** For the scope a cap applies to: the cap to enforce when none was set for this ledger yet. */
       defaultCap?: Money;
     }
@@ -102,6 +104,7 @@ export function decideLedger(command: LedgerCommand, state: LedgerState): Ledger
             outputTokens: charge.outputTokens,
             proxyBytes: charge.proxyBytes,
             browserMilliseconds: charge.browserMilliseconds,
+            ...(command.completesBrowser ? { browserId: command.completesBrowser, lastReport: true } : {}),
           },
         },
         ...budgetCheck(after, command.projectId),

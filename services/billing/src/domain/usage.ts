@@ -15,6 +15,8 @@ export type Usage = UsageQuantity & {
   sessionId?: string;
   runId?: string;
   browserId?: string;
+  /** Browser usage: the browser's last report (it stopped). Charged even when empty: it completes its cost. */
+  lastReport?: boolean;
 };
 
 /** Why a usage fact cannot be charged; such a fact is reported and skipped, never retried. */

@@ -1,3 +1,4 @@
+import { LimitExceededError } from "@bas/service-kit";
 import { type BrowserLimits, checkBrowserLimits } from "../domain/browser-limits";
 
 export interface AdmissionDeps {
@@ -15,7 +16,25 @@ export interface AdmissionDeps {
 export function createAdmission(deps: AdmissionDeps) {
   const pending = new Map<string, number>();
   let pendingTotal = 0;
+  async function projectCount(projectId: string): Promise<number> {
+    const elsewhere = await deps.countElsewhere(projectId);
+    return elsewhere + deps.local.countForProject(projectId) + (pending.get(projectId) ?? 0);
+  }
   return {
+    /**
+     * The project's browsers (launching or running, every node) against its maximum, taking nothing; throws
+     * LimitExceededError, saying what a caller creating a session can do, when there is no room for one more.
+     */
+    async capacity(projectId: string): Promise<{ active: number; limit: number }> {
+      const active = await projectCount(projectId);
+      const limit = deps.limits.perProject;
+      if (active >= limit) {
+        throw new LimitExceededError(
+          `Too many concurrent active browsers for this project (maximum ${limit}): a new session would get none. Stop a browser or a session and try again.`,
+        );
+      }
+      return { active, limit };
+    },
     /** Takes a slot or throws LimitExceededError; the returned function gives the slot back. */
     async admit(projectId: string): Promise<() => void> {
       const elsewhere = await deps.countElsewhere(projectId);

@@ -1,4 +1,10 @@
-import { type NetworkProxy, startNetworkProxy, upstreamFor } from "../adapters/network-proxy/network-proxy";
+import type { EgressPolicy } from "../adapters/network-proxy/egress-policy";
+import {
+  type NetworkProxy,
+  type ResolveHost,
+  startNetworkProxy,
+  upstreamFor,
+} from "../adapters/network-proxy/network-proxy";
 import type { BrowserDriver, RunningBrowser } from "../domain/browser-driver";
 import type { BrowserHandle } from "../domain/browser-events";
 import type { BrowserSettings } from "../domain/browser-settings";
@@ -7,72 +13,80 @@ import type { BrowserSettings } from "../domain/browser-settings";
 export interface Launched {
   id: string;
   running: RunningBrowser;
-  networkProxy: NetworkProxy | null;
+  networkProxy: NetworkProxy;
+  /** Whether the proxy's bytes are billed: only a browser with a proxy country uses the (paid) network proxy. */
+  metered: boolean;
   /** Ends the browser and closes its proxy. Safe to call twice. */
   dispose(): Promise<void>;
 }
 
 export interface LauncherOptions {
   driver: BrowserDriver;
-  /** Where network proxies listen (loopback for local browsers, the pod network for Kubernetes ones). */
-  proxyHost: string;
   /** Upstream proxy URL template with `{country}`; unset = the proxy goes out directly. */
   proxyUpstreamTemplate?: string;
+  /** What every browser may reach; its egress proxy enforces it. */
+  egressPolicy: EgressPolicy;
+  /** Host name resolution for the egress proxies (tests map names of their own). */
+  resolve?: ResolveHost;
 }
 
 export function createLauncher(options: LauncherOptions) {
   const { driver } = options;
 
-  function startProxy(country: string | null, port: number) {
-    if (country === null) return Promise.resolve(null);
-    return startNetworkProxy({
-      host: options.proxyHost,
-      port,
-      upstreamUrl: upstreamFor(options.proxyUpstreamTemplate, country),
-    });
+  /** Every browser gets an egress proxy; it chains to the upstream only when the browser asked for a country. */
+  function startProxy(settings: BrowserSettings, id: string, handle?: BrowserHandle) {
+    const country = settings.proxyCountryCode;
+    return driver.egressAddress(id, handle).then((listen) =>
+      startNetworkProxy({
+        listen,
+        upstreamUrl: country === null ? null : upstreamFor(options.proxyUpstreamTemplate, country),
+        policy: options.egressPolicy,
+        resolve: options.resolve,
+      }),
+    );
   }
 
-  function launched(id: string, running: RunningBrowser, networkProxy: NetworkProxy | null): Launched {
+  function launched(id: string, running: RunningBrowser, networkProxy: NetworkProxy, settings: BrowserSettings) {
     let disposing: Promise<void> | undefined;
-    return {
+    const browser: Launched = {
       id,
       running,
       networkProxy,
+      metered: settings.proxyCountryCode !== null,
       dispose: () => {
-        disposing ??= Promise.allSettled([running.kill(), networkProxy?.close()]).then(() => undefined);
+        disposing ??= Promise.allSettled([running.kill(), networkProxy.close()]).then(() => undefined);
         return disposing;
       },
     };
+    return browser;
   }
 
   return {
     async launch(id: string, settings: BrowserSettings): Promise<Launched> {
-      const networkProxy = await startProxy(settings.proxyCountryCode, 0);
+      const networkProxy = await startProxy(settings, id);
       try {
         const running = await driver.launch({
           browserId: id,
           screenWidth: settings.screenWidth,
           screenHeight: settings.screenHeight,
-          proxyPort: networkProxy?.port ?? null,
+          egress: networkProxy.address,
         });
-        return launched(id, running, networkProxy);
+        return launched(id, running, networkProxy, settings);
       } catch (err) {
-        await networkProxy?.close();
+        await networkProxy.close();
         throw err;
       }
     },
 
     /**
-     * Takes over a browser an earlier run of this node launched. Its proxy is opened again on the port the browser
-     * was started with; if that port is taken the browser cannot reach the network any more, so it is ended.
+     * Takes over a browser an earlier run of this node launched. Its proxy is opened again where the browser was
+     * told to find it; if that is taken the browser cannot reach the network any more, so it is ended.
      */
     async adopt(id: string, handle: BrowserHandle, settings: BrowserSettings): Promise<Launched | undefined> {
       const running = await driver.adopt(id, handle);
       if (!running) return undefined;
       try {
-        const networkProxy =
-          handle.proxyPort === null ? null : await startProxy(settings.proxyCountryCode, handle.proxyPort);
-        return launched(id, running, networkProxy);
+        return launched(id, running, await startProxy(settings, id, handle), settings);
       } catch {
         await running.kill();
         return undefined;

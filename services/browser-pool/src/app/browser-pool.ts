@@ -244,6 +244,8 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     live,
     /** A new browser, with its CDP secret (for URLs other than the public one). */
     create,
+    /** Room for one more browser of the project, checked before a session is created (nothing is taken). */
+    capacity: (projectId: string) => admission.capacity(projectId),
 
     /** A caller's stop: another project's browser is not found. */
     stop: (projectId: string, id: string) => stopFor(id, "caller", projectId),
@@ -278,7 +280,8 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     async detachAll(): Promise<void> {
       live.close();
       for (const id of live.ids()) {
-        live.detach(id);
+        // The browser stays for the next start to adopt; its egress proxy is this process's and goes with it.
+        await live.detach(id)?.launched.networkProxy.close();
         deps.usage.forget(id);
       }
       await Promise.allSettled([...retiring]);

@@ -57,19 +57,19 @@ export function createLiveBrowsers(deps: LiveBrowsersDeps) {
       const endpoint = deps.cdp.register({
         browserId: init.id,
         secret: init.cdpSecret,
-        devtoolsUrl: init.launched.running.handle.devtoolsUrl,
+        ...devtoolsOf(init.launched),
         publicUrl: init.cdpUrl,
       });
       const entry = { ...init, endpoint };
       live.set(init.id, entry);
-      const proxy = init.launched.networkProxy;
+      const { networkProxy, metered } = init.launched;
       deps.usage.track(
         {
           id: init.id,
           projectId: init.projectId,
           sessionId: init.sessionId,
           startedAt: init.startedAt,
-          proxyBytes: () => init.marks.proxyBytes + (proxy?.bytes() ?? 0),
+          proxyBytes: () => init.marks.proxyBytes + (metered ? networkProxy.bytes() : 0),
         },
         init.marks,
       );
@@ -91,16 +91,19 @@ export function createLiveBrowsers(deps: LiveBrowsersDeps) {
     },
     /** Cuts the browser's CDP clients off and refuses new ones, keeping it otherwise as it is (a stop in progress). */
     suspend(id: string) {
-      if (live.has(id)) deps.cdp.unregister(id);
+      if (!live.has(id)) return;
+      deps.cdp.unregister(id);
+      deps.usage.pause(id);
     },
     /** Opens the CDP endpoint of a suspended browser again (its stop could not be recorded). */
     resume(id: string) {
       const entry = live.get(id);
       if (!entry) return;
+      deps.usage.resume(id);
       entry.endpoint = deps.cdp.register({
         browserId: id,
         secret: entry.cdpSecret,
-        devtoolsUrl: entry.launched.running.handle.devtoolsUrl,
+        ...devtoolsOf(entry.launched),
         publicUrl: entry.cdpUrl,
       });
     },
@@ -126,3 +129,11 @@ export function createLiveBrowsers(deps: LiveBrowsersDeps) {
 }
 
 export type LiveBrowsers = ReturnType<typeof createLiveBrowsers>;
+
+/** Where the CDP proxy finds a browser's DevTools: a local browser only through its sandbox's socket. */
+function devtoolsOf({ running: { handle } }: Launched) {
+  return {
+    devtoolsUrl: handle.devtoolsUrl,
+    devtoolsSocket: handle.driver === "local" ? handle.devtoolsSocket : undefined,
+  };
+}

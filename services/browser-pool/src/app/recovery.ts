@@ -3,6 +3,7 @@ import { type BrowserPoolDb, liveOnNode } from "../adapters/pg/browsers-projecti
 import type { BrowserDriver } from "../domain/browser-driver";
 import type { Launcher } from "./browser-launcher";
 import type { BrowserPool } from "./browser-pool";
+import type { UsageReporter } from "./usage-reporter";
 
 export interface RecoveryDeps {
   db: Kysely<BrowserPoolDb>;
@@ -10,6 +11,8 @@ export interface RecoveryDeps {
   driver: BrowserDriver;
   launcher: Launcher;
   pool: BrowserPool;
+  usage: Pick<UsageReporter, "finishUntracked">;
+  now(): Date;
   log: { info(o: object, msg: string): void };
 }
 
@@ -33,6 +36,9 @@ export async function recoverBrowsers(
         continue;
       }
     }
+    // Its last usage report first (a crash right after the stop below must not lose it; a repeat costs nothing):
+    // no more time is billed, but billing learns that the browser's cost is complete.
+    await deps.usage.finishUntracked({ id: row.id, projectId: row.project_id, sessionId: row.session_id }, deps.now());
     await deps.pool.end(row.id, "crash", "the browser was gone when browser-pool restarted");
   }
   const reaped = await deps.driver.reapOrphans(keep);

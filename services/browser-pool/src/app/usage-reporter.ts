@@ -20,16 +20,28 @@ export interface UsageReporterDeps {
   log: { warn(o: object, msg: string): void };
 }
 
+function usageReport(id: string, kind: "browser" | "proxy", fact: Partial<billing.UsageRecorded>): UsageReport {
+  return { id, kind, payload: billing.UsageRecorded.toJSON(billing.UsageRecorded.fromPartial({ ...fact, id })) };
+}
+
 /**
  * Turns browser time and proxy bytes into UsageRecorded facts for billing: periodically for every running browser
  * and once more when it stops. Only what was not reported yet is reported (cumulative marks per browser).
  */
 export function createUsageReporter(deps: UsageReporterDeps) {
-  const tracked = new Map<string, { source: UsageSource; marks: UsageMarks; chain: Promise<void> }>();
+  const tracked = new Map<
+    string,
+    { source: UsageSource; marks: UsageMarks; chain: Promise<void>; stopping?: boolean }
+  >();
   let timer: NodeJS.Timeout | undefined;
   let flushing: Promise<void> = Promise.resolve();
 
-  function reportsFor(source: UsageSource, marks: UsageMarks, until: Date) {
+  /**
+   * What is left to report of `source` up to `until`. The last report (`last`) always has a browser fact, even of
+   * 0 ms, marked `lastReport`, and it comes after the proxy fact: once billing has charged it, it has charged all of
+   * the browser, and readers of costs can tell (a session's costs are final when its status turns terminal).
+   */
+  function reportsFor(source: UsageSource, marks: UsageMarks, until: Date, last = false) {
     const next: UsageMarks = {
       browserMs: Math.max(marks.browserMs, until.getTime() - source.startedAt.getTime()),
       proxyBytes: Math.max(marks.proxyBytes, source.proxyBytes()),
@@ -41,33 +53,24 @@ export function createUsageReporter(deps: UsageReporterDeps) {
       occurredAt: until,
     };
     const reports: UsageReport[] = [];
-    if (next.browserMs > marks.browserMs) {
-      const id = deps.newId();
-      const message = { ...base, id, browser: { milliseconds: next.browserMs - marks.browserMs } };
-      reports.push({
-        id,
-        kind: "browser",
-        payload: billing.UsageRecorded.toJSON(billing.UsageRecorded.fromPartial(message)),
-      });
-    }
-    if (next.proxyBytes > marks.proxyBytes) {
-      const id = deps.newId();
-      const message = { ...base, id, proxy: { bytes: next.proxyBytes - marks.proxyBytes } };
-      reports.push({
-        id,
-        kind: "proxy",
-        payload: billing.UsageRecorded.toJSON(billing.UsageRecorded.fromPartial(message)),
+    const add = (kind: "browser" | "proxy", quantity: Partial<billing.UsageRecorded>) =>
+      reports.push(usageReport(deps.newId(), kind, { ...base, ...quantity }));
+    if (next.proxyBytes > marks.proxyBytes) add("proxy", { proxy: { bytes: next.proxyBytes - marks.proxyBytes } });
+    if (next.browserMs > marks.browserMs || last) {
+      add("browser", {
+        browser: { milliseconds: next.browserMs - marks.browserMs },
+        ...(last ? { lastReport: true } : {}),
       });
     }
     return { next, reports };
   }
 
   /** Reports one browser up to `until`; calls for the same browser run one after another. */
-  function report(id: string, until?: Date): Promise<void> {
+  function report(id: string, until?: Date, last = false): Promise<void> {
     const entry = tracked.get(id);
     if (!entry) return Promise.resolve();
     const run = entry.chain.then(async () => {
-      const { next, reports } = reportsFor(entry.source, entry.marks, until ?? deps.now());
+      const { next, reports } = reportsFor(entry.source, entry.marks, until ?? deps.now(), last);
       if (reports.length === 0) return;
       await deps.store.record(id, next, reports);
       entry.marks = next;
@@ -107,15 +110,42 @@ export function createUsageReporter(deps: UsageReporterDeps) {
     track(source: UsageSource, marks: UsageMarks) {
       tracked.set(source.id, { source, marks, chain: Promise.resolve() });
     },
+    /** A stop of the browser is being decided: no periodic report until it is stopped (`finish`) or not (`resume`). */
+    pause(id: string) {
+      const entry = tracked.get(id);
+      if (entry) entry.stopping = true;
+    },
+    resume(id: string) {
+      const entry = tracked.get(id);
+      if (entry) entry.stopping = false;
+    },
     /** The last report of a stopped browser, up to when it stopped; then it is forgotten. */
     async finish(id: string, finishedAt: Date) {
-      await report(id, finishedAt);
+      await report(id, finishedAt, true);
       tracked.delete(id);
+    },
+    /**
+     * The last report of a browser found dead at a restart: when it died is unknown, so no more time is billed, but
+     * billing still learns that the browser's cost is complete.
+     */
+    async finishUntracked(browser: { id: string; projectId: string; sessionId: string | null }, at: Date) {
+      const marks = await deps.store.marks(browser.id);
+      const last = usageReport(deps.newId(), "browser", {
+        projectId: browser.projectId,
+        sessionId: browser.sessionId ?? undefined,
+        browserId: browser.id,
+        occurredAt: at,
+        browser: { milliseconds: 0 },
+        lastReport: true,
+      });
+      await deps.store.record(browser.id, marks, [last]);
+      await flush();
     },
     forget(id: string) {
       tracked.delete(id);
     },
-    tick: () => Promise.all([...tracked.keys()].map((id) => report(id))).then(() => flush()),
+    // A browser being stopped is reported once more, up to its recorded end: a tick now would bill past it.
+    tick: () => Promise.all([...tracked].filter(([, e]) => !e.stopping).map(([id]) => report(id))).then(() => flush()),
     flush,
     start(intervalMs: number) {
       timer = setInterval(() => void this.tick().catch(() => undefined), intervalMs);

@@ -9,7 +9,8 @@ import { viewFromState } from "./browser-view";
 const context: CommandContext = { now: new Date("2030-01-01T00:00:00Z"), newId: () => "id" };
 const handle: BrowserHandle = {
   driver: "local",
-  devtoolsUrl: "ws://127.0.0.1:1234/devtools/browser/x",
+  devtoolsUrl: "ws://127.0.0.1:9222/devtools/browser/x",
+  devtoolsSocket: "/tmp/.sockets/b/devtools.sock",
   pid: 42,
   userDataDir: "/tmp/b",
   proxyPort: null,

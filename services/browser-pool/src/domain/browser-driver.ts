@@ -6,9 +6,12 @@ export interface LaunchSpec {
   browserId: string;
   screenWidth: number;
   screenHeight: number;
-  /** Port of the browser's network proxy on this node, or null for a direct connection. */
-  proxyPort: number | null;
+  /** Where the browser's egress proxy listens: every connection the browser makes goes through it. */
+  egress: EgressAddress;
 }
+
+/** A Unix socket (local browsers reach it from their sandbox) or a TCP address (pods reach it over the network). */
+export type EgressAddress = { path: string } | { host: string; port: number };
 
 export interface BrowserMemory {
   /** Resident set, summed over the browser's processes (counts shared pages once per process). */
@@ -33,6 +36,11 @@ export interface RunningBrowser {
 /** Port for where browsers run: local processes or Kubernetes pods. */
 export interface BrowserDriver {
   readonly name: BrowserHandle["driver"];
+  /**
+   * Where a browser's egress proxy must listen for the browser to reach it: fresh for a launch, the one it had for
+   * an adopted browser (`handle`).
+   */
+  egressAddress(browserId: string, handle?: BrowserHandle): Promise<EgressAddress>;
   launch(spec: LaunchSpec): Promise<RunningBrowser>;
   /** Finds a browser of an earlier run of this node again; undefined (and its leftovers removed) when it is gone. */
   adopt(browserId: string, handle: BrowserHandle): Promise<RunningBrowser | undefined>;

@@ -15,19 +15,24 @@ export type StopReason = (typeof STOP_REASONS)[number];
 export type BrowserHandle =
   | {
       driver: "local";
-      /** DevTools browser endpoint on loopback: ws://127.0.0.1:PORT/devtools/browser/GUID. */
+      /** DevTools browser endpoint on the sandbox's own loopback: ws://127.0.0.1:9222/devtools/browser/GUID. */
       devtoolsUrl: string;
-      /** Leader of the browser's process group. */
+      /** The Unix socket that endpoint is reached through from this host. */
+      devtoolsSocket: string;
+      /** Leader of the browser's process group (its sandbox). */
       pid: number;
       userDataDir: string;
-      /** Loopback port of the browser's network proxy, re-opened on the same port after a restart. */
-      proxyPort: number | null;
+      /** The unprivileged user Chromium runs as; undefined when browser-pool itself is not root. */
+      uid?: number;
+      /** Always null: a local browser's egress proxy listens on a socket beside `devtoolsSocket`. */
+      proxyPort: null;
     }
   | {
       driver: "kubernetes";
       devtoolsUrl: string;
       podName: string;
       podNamespace: string;
+      /** Port of the browser's egress proxy on its replica, re-opened on the same port after a restart. */
       proxyPort: number | null;
     };
 

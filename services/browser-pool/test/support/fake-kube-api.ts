@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { createLocalDriver } from "../../src/adapters/local/local-driver";
 import type { V1Pod } from "../../src/adapters/kubernetes/kube-api";
 import type { RunningBrowser } from "../../src/domain/browser-driver";
+import { createNumberPool } from "../../src/domain/number-pool";
 
 /**
  * A stand-in for the parts of the Kubernetes API the pod driver calls (pods: create, read, list by label, watch one,
@@ -17,6 +18,8 @@ import type { RunningBrowser } from "../../src/domain/browser-driver";
 export interface FakeKubeApi {
   url: string;
   pods(): V1Pod[];
+  /** NetworkPolicies applied (as the API received them). */
+  networkPolicies(): unknown[];
   /** What the API received, in order (method and path). */
   calls: string[];
   /** Makes the next pods never become Ready (a broken image). */
@@ -32,6 +35,7 @@ interface PodRecord {
   pod: V1Pod;
   browser?: RunningBrowser;
   forwarder?: Server;
+  podNetwork?: Server;
 }
 
 export async function startFakeKubeApi(options: { devtoolsPort: number }): Promise<FakeKubeApi> {
@@ -39,8 +43,11 @@ export async function startFakeKubeApi(options: { devtoolsPort: number }): Promi
   const kubelet = createLocalDriver({
     chromiumPath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     root,
-    noSandbox: true,
+    users:
+      process.getuid?.() === 0 ? createNumberPool({ first: 300_000, count: 100, what: "kubelet user ids" }) : undefined,
+    noSandbox: false,
   });
+  const policies: unknown[] = [];
   const records = new Map<string, PodRecord>();
   const watchers = new Set<{ name: string; res: ServerResponse }>();
   const calls: string[] = [];
@@ -68,21 +75,22 @@ export async function startFakeKubeApi(options: { devtoolsPort: number }): Promi
       ?.split("=")[1]
       .split(",")
       .map(Number) ?? [1920, 1080];
-    const proxy = args.find((a) => a.startsWith("--proxy-server="));
-    const browser = await kubelet.launch({
-      browserId: pod.metadata!.labels!["bas.dev/browser-id"] ?? randomUUID(),
-      screenWidth: size[0],
-      screenHeight: size[1],
-      proxyPort: proxy ? Number(new URL(proxy.split("=")[1]).port) : null,
-    });
+    // The "pod network": the sandboxed browser's egress socket leads to the replica's proxy port.
+    const proxy = new URL(args.find((a) => a.startsWith("--proxy-server="))!.split("=")[1]);
+    const browserId = pod.metadata!.labels!["bas.dev/browser-id"] ?? randomUUID();
+    const egress = await kubelet.egressAddress(browserId);
+    const podNetwork = createTcpServer((socket) => splice(socket, connect(Number(proxy.port), proxy.hostname)));
+    await new Promise<void>((resolve) => podNetwork.listen((egress as { path: string }).path, resolve));
+    const browser = await kubelet.launch({ browserId, screenWidth: size[0], screenHeight: size[1], egress });
     if (!records.has(pod.metadata!.name!)) {
       await browser.kill();
+      podNetwork.close();
       return;
     }
     const ip = `127.0.0.${nextIp++}`;
-    const target = new URL(browser.handle.devtoolsUrl);
+    const handle = browser.handle as { devtoolsSocket: string };
     const forwarder = createTcpServer((socket) => {
-      const upstream = connect(Number(target.port), "127.0.0.1");
+      const upstream = connect(handle.devtoolsSocket);
       socket.pipe(upstream).pipe(socket);
       socket.on("error", () => upstream.destroy());
       upstream.on("error", () => socket.destroy());
@@ -90,6 +98,7 @@ export async function startFakeKubeApi(options: { devtoolsPort: number }): Promi
     await new Promise<void>((resolve) => forwarder.listen(options.devtoolsPort, ip, resolve));
     record.browser = browser;
     record.forwarder = forwarder;
+    record.podNetwork = podNetwork;
     pod.status = {
       phase: "Running",
       podIP: ip,
@@ -104,6 +113,7 @@ export async function startFakeKubeApi(options: { devtoolsPort: number }): Promi
     if (!record) return;
     records.delete(name);
     record.forwarder?.close();
+    record.podNetwork?.close();
     await record.browser?.kill();
     record.pod.metadata!.deletionTimestamp = new Date();
     touch(record.pod);
@@ -130,6 +140,13 @@ export async function startFakeKubeApi(options: { devtoolsPort: number }): Promi
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url!, "http://x");
     calls.push(`${req.method} ${url.pathname}`);
+    const policy = /^\/apis\/networking.k8s.io\/v1\/namespaces\/[^/]+\/networkpolicies(\/[^/]+)?$/.exec(url.pathname);
+    if (policy && req.method === "PUT") return send(res, 404, { kind: "Status", code: 404, reason: "NotFound" });
+    if (policy && req.method === "POST") {
+      const created = JSON.parse(await body(req));
+      policies.push(created);
+      return send(res, 201, created);
+    }
     const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods(?:\/([^/]+))?$/.exec(url.pathname);
     if (!m) return send(res, 404, { kind: "Status", code: 404, message: "not found" });
     const [, namespace, name] = m;
@@ -188,6 +205,7 @@ export async function startFakeKubeApi(options: { devtoolsPort: number }): Promi
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     calls,
     pods: () => [...records.values()].map((r) => r.pod),
+    networkPolicies: () => [...policies],
     failNextPods(count) {
       failing = count;
     },
@@ -195,6 +213,7 @@ export async function startFakeKubeApi(options: { devtoolsPort: number }): Promi
       const record = records.get(name);
       if (!record) return;
       record.forwarder?.close();
+      record.podNetwork?.close();
       await record.browser?.kill();
       record.pod.status = { phase: "Failed", conditions: [{ type: "Ready", status: "False" }] };
       touch(record.pod);
@@ -213,6 +232,12 @@ export async function startFakeKubeApi(options: { devtoolsPort: number }): Promi
       rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+function splice(a: import("node:net").Socket, b: import("node:net").Socket) {
+  a.pipe(b).pipe(a);
+  a.on("error", () => b.destroy());
+  b.on("error", () => a.destroy());
 }
 
 function body(req: IncomingMessage): Promise<string> {

@@ -2,9 +2,18 @@ import { createServer } from "node:http";
 
 export const TEST_PAGE_TITLE = "BAS browser-pool test page";
 
-/** A local web page for browsers to open (the tests never reach the internet). */
-export async function startTestSite(): Promise<{ url: string; close(): Promise<void> }> {
+/**
+ * A local web page for browsers to open (the tests never reach the internet). Browsers reach it only when a test
+ * opens its `host` (127.0.0.1:PORT) with BROWSER_EGRESS_ALLOW: loopback is closed to them otherwise.
+ */
+export async function startTestSite(): Promise<{ url: string; host: string; close(): Promise<void> }> {
   const server = createServer((req, res) => {
+    const redirect = /^\/redirect\?to=([^&]+)$/.exec(req.url ?? "");
+    if (redirect) {
+      res.writeHead(302, { location: `http://${decodeURIComponent(redirect[1])}/` });
+      res.end();
+      return;
+    }
     const title = req.url === "/second" ? "Second page" : TEST_PAGE_TITLE;
     const body = `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1>${"<p>filler</p>".repeat(200)}</body></html>`;
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
@@ -14,6 +23,7 @@ export async function startTestSite(): Promise<{ url: string; close(): Promise<v
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}/`,
+    host: `127.0.0.1:${port}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

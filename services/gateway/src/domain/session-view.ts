@@ -53,7 +53,8 @@ export function toMessageResponse(m: sessions.Message, sign: SignRef) {
     role: m.role,
     data: m.data,
     type: m.type,
-    summary: orNull(m.summary),
+    // The contract's MessageResponse.summary is a string, never null: a message without one (the task itself) has "".
+    summary: m.summary ?? "",
     screenshotUrl: m.screenshotRef ? sign(m.screenshotRef) : null,
     hidden: m.hidden,
     createdAt: iso(m.createdAt),

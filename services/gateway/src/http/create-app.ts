@@ -1,8 +1,10 @@
+import { METHODS } from "node:http";
 import Router from "@koa/router";
 import Koa, { type Context } from "koa";
 import type { Authenticator } from "../app/authenticator";
 import { authenticateRequest, API_KEY_HEADER } from "./auth";
 import { createBodyReader } from "./body";
+import { isClientDisconnect } from "./client-disconnect";
 import { errorMiddleware } from "./error-middleware";
 import type { GatewayDeps } from "./gateway-deps";
 import type { AnyRoute, AuthenticatedProject, RequestSchemas, RouteResult } from "./route";
@@ -48,11 +50,18 @@ export function createHttpApp(routes: readonly AnyRoute[], deps: GatewayDeps, op
   const app = new Koa();
   // Errors are answered and logged by errorMiddleware; Koa's default stderr printing would duplicate them.
   app.silent = true;
-  app.on("error", (err) => deps.log.warn({ err }, "response stream failed"));
+  // Koa reports here what fails after the answer began (a blob stream); a caller hanging up mid-download is normal.
+  app.on("error", (err, ctx: Context | undefined) => {
+    if (ctx && isClientDisconnect(err, ctx))
+      deps.log.debug({ path: ctx.path }, "client closed the connection mid-response");
+    else deps.log.warn({ err }, "response stream failed");
+  });
   app.use(errorMiddleware(deps.log));
 
   const readBody = createBodyReader(options.maxBodyBytes);
-  const router = new Router();
+  // Every method Node parses counts as implemented, so that an unsupported one (TRACE, PROPFIND, M-SEARCH) on a known
+  // path is a 405 with `Allow` like PUT is, and on an unknown path a 404, instead of the router's 501.
+  const router = new Router({ methods: [...METHODS] });
   for (const route of [...routes].sort(byPath)) {
     const schemas: RequestSchemas = (typeof route.request === "function" ? route.request(deps) : route.request) ?? {};
     router[route.method](koaPath(route.path), async (ctx) => {

@@ -2,6 +2,7 @@ import type { BlobStore, BlobUrlSigner } from "@bas/blobs";
 import type { ModelCatalog } from "@bas/models";
 import type { billing, browserPool, sessions } from "@bas/proto";
 import type { Logger, PromiseClient } from "@bas/service-kit";
+import type { BrowserCapacityCheck } from "../app/browser-capacity-check";
 import type { CreditCheck } from "../app/credit-check";
 import type { HealthReport } from "../app/health";
 import type { OwnKeyCheck } from "../app/own-key-check";
@@ -17,6 +18,8 @@ export interface GatewayDeps {
   billing: PromiseClient<InstanceType<typeof billing.BillingClient>>;
   /** Throws `insufficient_credit` (402) when the project may not start more work. */
   requireCredit: CreditCheck;
+  /** Before a new session: throws `limit_exceeded` (429) when the project's browser quota is already used. */
+  requireBrowserCapacity: BrowserCapacityCheck;
   /** With `use_own_key`: throws `bad_request` (400) when the project stored no key for the model's provider. */
   requireOwnKey: OwnKeyCheck;
   /** Single-session reads, invalidated by the sessions service's change notices. */

@@ -15,13 +15,20 @@ export const IdParams = z.object({ id: Uuid.describe("Resource id (UUID).") });
 
 const INTEGER_TEXT = /^\s*[+-]?\d{1,15}\s*$/;
 
+/** The largest value of a protobuf `int32`: every integer the gateway passes on to a service is one. */
+export const INT32_MAX = 2_147_483_647;
+
 /**
  * An integer query parameter. Query values are text: a value that is not an integer's digits is left as text so the
- * integer check rejects it (`int_parsing`) instead of coercing `"1.5"` or `""` into a number.
+ * integer check rejects it (`int_parsing`) instead of coercing `"1.5"` or `""` into a number. Without an explicit
+ * `max` the bound is INT32_MAX, so a larger number is a 422 (`less_than_equal`) and never reaches gRPC, where it
+ * cannot be encoded.
  */
 export function queryInt(options: { min: number; max?: number; default: number; description: string }) {
-  let inner = z.int().min(options.min);
-  if (options.max !== undefined) inner = inner.max(options.max);
+  const inner = z
+    .int()
+    .min(options.min)
+    .max(options.max ?? INT32_MAX);
   return z.preprocess(
     (v) => (typeof v === "string" && INTEGER_TEXT.test(v) ? Number(v) : v),
     inner.default(options.default).describe(options.description),

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Uuid } from "./common";
 import { positiveDecimalInput } from "./decimal";
 import { ProxyCountryCode, ThinkingLevel } from "./enums";
+import { MAX_JSON_CHARS, MAX_JSON_DEPTH, jsonLimitProblem } from "./json-limits";
 import { jsonSchemaProblem } from "./json-schema-check";
 
 const SCREEN = { width: { min: 320, max: 7680 }, height: { min: 240, max: 4320 } };
@@ -29,6 +30,12 @@ export function createSessionBody(models: z.ZodType<string>, defaultModel: strin
       outputSchema: z
         .record(z.string(), z.unknown())
         .superRefine((schema, ctx) => {
+          // Bounded first: the schema check clones and compiles it, and gRPC must be able to carry it.
+          const tooBig = jsonLimitProblem(schema, "outputSchema");
+          if (tooBig) {
+            ctx.addIssue({ code: "custom", message: tooBig.message, params: { type: tooBig.type } });
+            return;
+          }
           const problem = jsonSchemaProblem(schema);
           if (problem)
             ctx.addIssue({
@@ -39,7 +46,10 @@ export function createSessionBody(models: z.ZodType<string>, defaultModel: strin
         })
         .nullable()
         .optional()
-        .describe("A JSON Schema the output must conform to."),
+        .describe(
+          `A JSON Schema the output must conform to; at most ${MAX_JSON_DEPTH} levels of nested objects and arrays ` +
+            `and ${MAX_JSON_CHARS} characters as JSON.`,
+        ),
       sensitiveData: z
         .record(z.string().min(1).max(200), z.string().max(10_000))
         .nullable()

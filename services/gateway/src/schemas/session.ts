@@ -63,7 +63,7 @@ export const MessageResponse = z
     role: z.enum(["human", "ai"]),
     data: z.string(),
     type: z.string().describe("user_message, assistant_message, browser_action, browser_action_result, ..."),
-    summary: z.string().nullable(),
+    summary: z.string().default("").describe('One line, e.g. "Navigating to example.com"; "" when there is none.'),
     screenshotUrl: z.string().nullable().describe("Presigned URL of the step's screenshot (5 minutes), or null."),
     hidden: z.boolean(),
     createdAt: DateTime,

@@ -4,31 +4,78 @@ import { DEFAULT_HISTORY_OPTIONS, renderHistory, type StepRecord } from "../doma
 import { type PageSnapshot, renderSnapshot } from "../domain/page-state";
 import { stepMessages } from "../domain/prompt";
 import { summarizeStep } from "../domain/step-summary";
+import { type AgentStart, FRESH_START, NEW_BROWSER_NOTE, newBrowserNotice } from "../domain/resume-plan";
 import type { AgentDeps, AgentOptions, AgentOutcome, AgentTask } from "./agent-types";
+import { BrowserGoneError } from "./browser-errors";
 import type { BrowserDriver, TraceEntry } from "./browser-driver";
 import { BudgetExceededError, type ChatResult } from "./ports";
 import { runToolCalls } from "./run-tool-calls";
 
-export type { AgentDeps, AgentOptions, AgentOutcome, AgentTask, RecordedStep, StepMessage } from "./agent-types";
+export type {
+  AgentDeps,
+  AgentOptions,
+  AgentOutcome,
+  AgentTask,
+  PlannedStep,
+  Reconnected,
+  RecordedStep,
+  StepMessage,
+} from "./agent-types";
+export { type AgentStart, FRESH_START } from "../domain/resume-plan";
 
-/** Observe → decide → act, one model call per step, until `done`, the step limit, a stop or the budget. */
-export async function runAgent(task: AgentTask, deps: AgentDeps): Promise<AgentOutcome> {
-  const { browser, model, redact, signal, options } = deps;
+/**
+ * Observe → decide → act, one model call per step, until `done`, the step limit, a stop or the budget. `start` says
+ * where a later attempt of the task continues: from its next step, with the history of the earlier ones. A lost
+ * connection to the browser is survived when `deps.reconnect` is given: a step cut short is recorded with an
+ * unknown outcome, never run twice.
+ */
+export async function runAgent(
+  task: AgentTask,
+  deps: AgentDeps,
+  start: AgentStart = FRESH_START,
+): Promise<AgentOutcome> {
+  const { model, redact, signal, options } = deps;
+  let browser = deps.browser;
   const tools = toolDefinitions(task.mode);
-  const records: StepRecord[] = [];
-  const trace: TraceEntry[] = [];
-  let notes: string[] = [];
-  let schemaFailures = 0;
+  const records: StepRecord[] = start.memories.map((m) => m.record);
+  const trace: TraceEntry[] = start.memories.flatMap((m) => m.trace);
+  let notes: string[] = [...start.notes];
+  let notices = [...start.notices];
+  let schemaFailures = start.memories.filter((m) => m.correction).length;
   let secrets: Record<string, string> | undefined;
   const secretValues = async () => {
     secrets ??= await deps.secrets();
     return secrets;
   };
+  /** Connects again after a lost connection; a new browser is news for the model and for the session. */
+  const reconnect = async (err?: unknown): Promise<{ fresh: boolean }> => {
+    if (!deps.reconnect) throw err instanceof BrowserGoneError ? err : new BrowserGoneError("the browser went away");
+    const next = await deps.reconnect();
+    browser = next.browser;
+    if (next.fresh) {
+      notes = [...notes, NEW_BROWSER_NOTE];
+      notices = [...notices, newBrowserNotice()];
+    } else {
+      // The new connection has not looked at the page yet: one look, and the indexes the model knows resolve again
+      // (they are kept on the page's elements).
+      await observe(browser, options, false).catch(() => undefined);
+    }
+    return { fresh: next.fresh };
+  };
 
-  for (let step = 1; step <= task.maxSteps; step++) {
+  for (let step = start.nextStep; step <= task.maxSteps; step++) {
     if (signal.aborted) return { kind: "stopped", steps: step - 1 };
     const attributes = { "bas.step": step };
-    const snapshot = await inSpan("agent.observe", { attributes }, () => observe(browser, options, task.vision));
+    let snapshot: PageSnapshot;
+    try {
+      snapshot = await inSpan("agent.observe", { attributes }, () => observe(browser, options, task.vision));
+    } catch (err) {
+      if (browser.isConnected()) throw err;
+      // Nothing was decided yet: the same step again, on the browser as it is now.
+      await reconnect(err);
+      step--;
+      continue;
+    }
     // The step's screenshot (for the record) is taken while the model thinks, unless the model needed it already;
     // it is awaited before acting, so it shows the page the model saw and never races a navigation.
     const screenshot: Promise<Uint8Array | undefined> =
@@ -60,10 +107,25 @@ export async function runAgent(task: AgentTask, deps: AgentDeps): Promise<AgentO
       }
       throw err;
     }
-    const shot = options.screenshots ? await screenshot : undefined;
+    const shot = options.screenshots ? await screenshot.catch(() => undefined) : undefined;
+    // The connection broke while the model thought: nothing was done yet. In the same browser the plan still fits
+    // the page (element indexes live in the page); in a new one it was made for pages that are gone: decide again.
+    if (!browser.isConnected() && (await reconnect()).fresh) {
+      step--;
+      continue;
+    }
 
+    const traced = trace.length;
     const result = await inSpan("agent.act", { attributes }, () =>
-      runToolCalls(reply, { step, task, snapshot, deps, trace, schemaFailures, secrets: secretValues }),
+      runToolCalls(reply, {
+        step,
+        task,
+        snapshot,
+        deps: { ...deps, browser },
+        trace,
+        schemaFailures,
+        secrets: secretValues,
+      }),
     );
     notes = result.correction ? [result.correction] : [];
     if (result.correction) schemaFailures++;
@@ -72,10 +134,17 @@ export async function runAgent(task: AgentTask, deps: AgentDeps): Promise<AgentO
     await deps.recordStep({
       step,
       summary: redact(summarizeStep(result.summaries)),
-      messages: result.messages,
+      messages: [...notices, ...result.messages],
       ...(shot ? { screenshot: shot } : {}),
+      memory: {
+        record: result.record,
+        trace: trace.slice(traced),
+        ...(result.correction ? { correction: result.correction } : {}),
+      },
     });
+    notices = [];
     if (result.finished) return { kind: "completed", ...result.finished, steps: step };
+    if (result.browserLost) await reconnect();
   }
   return {
     kind: "completed",

@@ -1,5 +1,6 @@
 import type { OutputMode } from "../domain/actions";
 import type { Redactor } from "../domain/secrets";
+import type { PendingStep, StepMemory, StepMessage } from "../domain/step-memory";
 import type { BrowserDriver } from "./browser-driver";
 import type { FinishDeps } from "./finish-task";
 import type { ModelCaller } from "./ports";
@@ -13,20 +14,24 @@ export interface AgentTask {
   vision: boolean;
 }
 
-/** A message of a step as the sessions service stores it. */
-export interface StepMessage {
-  role: "ai" | "human";
-  type: string;
-  data: string;
-  summary?: string;
-  hidden: boolean;
-}
+export type { StepMessage };
 
+/** What the agent reports of a step; the worker adds which browser it ran in. */
 export interface RecordedStep {
   step: number;
   summary: string;
   messages: StepMessage[];
   screenshot?: Uint8Array;
+  memory: Omit<StepMemory, "browserId">;
+}
+
+/** The step about to be acted on, for the write-ahead record. */
+export type PlannedStep = Omit<PendingStep, "browserId">;
+
+/** The browser after a lost connection: the same one again, or a new one (`fresh`: the old one is gone). */
+export interface Reconnected {
+  browser: BrowserDriver;
+  fresh: boolean;
 }
 
 export interface AgentOptions {
@@ -46,6 +51,17 @@ export interface AgentDeps extends FinishDeps {
   redact: Redactor;
   /** Reports a step; throws StaleAttemptError when this attempt no longer owns the task. */
   recordStep(step: RecordedStep): Promise<void>;
+  /**
+   * Called after the model decided a step and before its first action: writes down what is about to be done, so
+   * that an attempt that dies while acting is never followed by the same actions again. Throws when this attempt
+   * no longer owns the task.
+   */
+  beforeActing?(step: PlannedStep): Promise<void>;
+  /**
+   * The connection to the browser was lost: waits for the session's browser (the same one, or a new one when it is
+   * gone) and connects again. Absent: the loss ends the attempt.
+   */
+  reconnect?(): Promise<Reconnected>;
   /** Aborted when the task is stopped: the loop ends within the current step. */
   signal: AbortSignal;
   now(): Date;

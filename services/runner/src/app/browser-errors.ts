@@ -7,3 +7,10 @@ export class BrowserGoneError extends Error {
 export function isModelFacing(err: unknown): err is Error {
   return err instanceof Error && err.name === "ActionError";
 }
+
+/** The session's browser could not be reached over CDP (browser-pool restarting, the browser being replaced). */
+export class BrowserConnectError extends Error {
+  override name = "BrowserConnectError";
+  /** Worth waiting out: `retryUnavailable` tries again. */
+  readonly retryable = true;
+}

@@ -11,7 +11,7 @@ export interface ScriptRun {
 }
 
 export interface FinishDeps {
-  /** Runs a code-mode script in a fresh browser; absent = the script is returned without being run. */
+  /** Runs a code-mode script sandboxed against the task's browser; absent = the script is returned without being run. */
   runScript?(code: string, env: Record<string, string>): Promise<ScriptRun>;
   redact: Redactor;
   options: { schemaRetries: number };

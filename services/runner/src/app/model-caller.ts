@@ -13,8 +13,8 @@ export interface ModelCallerDeps {
   complete(request: ChatRequest): Promise<ChatResult>;
   /** Asked before each call; absent when no billing service is configured. */
   checkBudget?(estimate: TokenUsage): Promise<BudgetVerdict>;
-  /** After each call: this call's usage and the task's totals so far. */
-  recordUsage(usage: TokenUsage, totals: TokenUsage): Promise<void>;
+  /** After each call: this call's usage and its number in this attempt (from 1). */
+  recordUsage(usage: TokenUsage, call: number): Promise<void>;
   redact: Redactor;
   /** What one step's answer usually costs, for the budget estimate. */
   expectedOutputTokens?: number;
@@ -37,6 +37,7 @@ function redactMessages(messages: ChatMessage[], redact: Redactor): ChatMessage[
  */
 export function createModelCaller(deps: ModelCallerDeps): ModelCaller & { totals(): TokenUsage } {
   const totals: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+  let calls = 0;
   return {
     totals: () => ({ ...totals }),
     async call(request) {
@@ -68,7 +69,7 @@ export function createModelCaller(deps: ModelCallerDeps): ModelCaller & { totals
       };
       totals.inputTokens += usage.inputTokens;
       totals.outputTokens += usage.outputTokens;
-      await deps.recordUsage(usage, { ...totals });
+      await deps.recordUsage(usage, ++calls);
       return { ...result, usage };
     },
   };

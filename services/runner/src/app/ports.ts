@@ -57,3 +57,15 @@ export class ModelError extends Error {
 export class StaleAttemptError extends Error {
   override name = "StaleAttemptError";
 }
+
+/** A later attempt of the task took over (this runner seemed gone): this one must stop without touching anything. */
+export class SupersededAttemptError extends StaleAttemptError {
+  override name = "SupersededAttemptError";
+}
+
+/** How long a dependency may be unavailable before the work that needs it fails, and who hears about the wait. */
+export interface OutagePolicy {
+  graceMs: number;
+  /** Called before each wait for `dependency` (e.g. "sessions", "billing", "NATS"). */
+  onWait?(dependency: string, err: unknown, waitedMs: number): void;
+}

@@ -14,7 +14,6 @@ import type { TokenUsage } from "../../src/app/ports";
 import type { OutputMode } from "../../src/domain/actions";
 import { createRouteTable } from "../../src/domain/model-routes";
 import { createRedactor } from "../../src/domain/secrets";
-import { findChromium } from "@bas/embedded-infra";
 import { launchTestChromium, type TestChromium } from "../../../../test/support/chromium";
 
 export interface AgentRun {
@@ -88,7 +87,12 @@ export async function startAgentHarness(): Promise<AgentHarness> {
           },
           signal: options.signal ?? new AbortController().signal,
           now: () => new Date(),
-          runScript: (code, env) => runScript(code, env, { chromiumPath: findChromium(), timeoutMs: 60_000 }),
+          runScript: (code, env) =>
+            runScript(code, env, {
+              browserWsEndpoint: chrome.wsEndpoint,
+              timeoutMs: 60_000,
+              uid: process.getuid?.() === 0 ? 199_999 : undefined,
+            }),
           options: { maxObserveChars: 40_000, extractMaxChars: 60_000, schemaRetries: 2, screenshots: false },
         });
         return { outcome, steps, usage, totals: model.totals() };

@@ -6,6 +6,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { sessions } from "@bas/proto";
 import { connectClient, type Logger, type PromiseClient } from "@bas/service-kit";
 import { createTestInfra, natsUrl, type TestInfra } from "@bas/testing";
+import { loadBillingConfig } from "../../../billing/src/config";
+import { type BillingService, startBillingService } from "../../../billing/src/service";
 import { loadBrowserPoolConfig } from "../../../browser-pool/src/config";
 import { type BrowserPoolService, startBrowserPoolService } from "../../../browser-pool/src/service";
 import { loadSessionsConfig } from "../../../sessions/src/config";
@@ -28,6 +30,8 @@ export interface RunnerStack {
   llm: ScriptedLlm;
   sessionsService: SessionsService;
   browserPool: BrowserPoolService;
+  /** Billing, with `billing: true`: the runner checks budgets with it, and it prices the model calls. */
+  billing?: BillingService;
   /** The in-process runner (absent with `noRunner`). */
   runner: RunnerService;
   api: PromiseClient<sessions.SessionsClient>;
@@ -47,6 +51,8 @@ export interface RunnerStackOptions {
   logger?: Logger;
   /** Start no runner in-process: the test starts its own (`startRunner`, or as a separate process). */
   noRunner?: boolean;
+  /** Start billing too (the runner asks it before each model call; it charges each call). */
+  billing?: boolean;
 }
 
 export async function startRunnerStack(options: RunnerStackOptions = {}): Promise<RunnerStack> {
@@ -62,7 +68,13 @@ export async function startRunnerStack(options: RunnerStackOptions = {}): Promis
     GRPC_PORT: "0",
   };
   const sessionsService = await startSessionsService(
-    loadSessionsConfig({ ...common, PUBLIC_URL: "http://bas.test", SECRETS_KEY: randomBytes(32).toString("hex") }),
+    loadSessionsConfig({
+      ...common,
+      PUBLIC_URL: "http://bas.test",
+      SECRETS_KEY: randomBytes(32).toString("hex"),
+      // Without billing nothing ever prices a browser's last usage: an ended session has no final costs to wait for.
+      ...(options.billing ? {} : { FINAL_COSTS_WAIT_MS: "0" }),
+    }),
     { ackWaitMs: 1_000, ...(options.logger ? { logger: options.logger } : {}) },
   );
   const browserPool = await startBrowserPoolService(
@@ -73,11 +85,17 @@ export async function startRunnerStack(options: RunnerStackOptions = {}): Promis
       NODE_ID: `node-${randomBytes(4).toString("hex")}`,
       BROWSER_DATA_DIR: dataDir,
       USAGE_INTERVAL_MS: "60000",
+      // The fixture sites are on loopback, which a tenant's browser may not reach unless allowed.
+      BROWSER_EGRESS_ALLOW: new URL(sites.url).host,
     }),
     { ackWaitMs: 1_000 },
   );
+  const billing = options.billing
+    ? await startBillingService(loadBillingConfig({ ...common, METRICS_PORT: "0" }))
+    : undefined;
   const runnerEnv: Record<string, string> = {
     ...common,
+    ...(billing ? { BILLING_ADDR: `127.0.0.1:${billing.grpcPort}` } : {}),
     SESSIONS_ADDR: `127.0.0.1:${sessionsService.grpcPort}`,
     BROWSER_POOL_ADDR: `127.0.0.1:${browserPool.grpcPort}`,
     LLM_BASE_URL: llm.url,
@@ -107,6 +125,7 @@ export async function startRunnerStack(options: RunnerStackOptions = {}): Promis
     llm,
     sessionsService,
     browserPool,
+    ...(billing ? { billing } : {}),
     runner,
     api,
     runnerEnv,
@@ -141,6 +160,7 @@ export async function startRunnerStack(options: RunnerStackOptions = {}): Promis
       api.close();
       for (const r of runners) await r.close();
       await browserPool.close();
+      await billing?.close();
       await sessionsService.close();
       await Promise.all([sites.close(), llm.close()]);
       await infra.jsm.streams.delete(`KV_${leaseBucketName(infra.namespace)}`).catch(() => undefined);

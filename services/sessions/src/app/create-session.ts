@@ -2,8 +2,9 @@ import { InvalidArgumentError, LimitExceededError } from "@bas/service-kit";
 import type { NewTask } from "../domain/commands";
 import type { JsonValue, SessionSettings } from "../domain/events";
 import type { SessionState } from "../domain/state";
+import { type CallDeadline, defaultDeadline } from "./call-deadline";
 import { derivedId } from "./derived-id";
-import type { ProjectLock, SecretsVault, SessionQueries, SessionRecord } from "./ports";
+import type { LockedProject, ProjectLock, SecretsVault, SessionQueries, SessionRecord } from "./ports";
 import type { SessionCommands } from "./session-commands";
 import { recordOf } from "./session-reads";
 
@@ -31,7 +32,14 @@ export interface CreateSessionDeps {
   maxActiveSessionsPerProject: number;
 }
 
-/** Creates a session (with or without a task), or dispatches a task to an existing idle session. */
+/** How long the answer after a commit may wait for the read models: what the deadline leaves, less the reply. */
+const answerWithin = (deadline: CallDeadline) => Math.max(0, Math.min(5_000, deadline.remainingMs() - 250));
+
+/**
+ * Creates a session (with or without a task), or dispatches a task to an existing idle session. Nothing is appended
+ * once the caller's deadline is too close to answer (`CallDeadline.checkBeforeCommit`): a caller told that the call
+ * failed has nothing created.
+ */
 export function createSessionHandler(deps: CreateSessionDeps) {
   const { commands, vault } = deps;
 
@@ -64,43 +72,64 @@ export function createSessionHandler(deps: CreateSessionDeps) {
     }
   }
 
-  async function dispatch(input: CreateSessionInput, sessionId: string, task: string): Promise<SessionRecord> {
+  async function dispatch(
+    input: CreateSessionInput,
+    sessionId: string,
+    task: string,
+    deadline: CallDeadline,
+  ): Promise<SessionRecord> {
     const newOne = newTask(input, sessionId, task);
-    const handled = await withSecrets(input, sessionId, newOne, () =>
-      commands.execute(sessionId, { type: "DispatchTask", projectId: input.settings.projectId, task: newOne }),
-    );
+    const handled = await withSecrets(input, sessionId, newOne, () => {
+      deadline.checkBeforeCommit("dispatching the task");
+      return commands.execute(
+        sessionId,
+        { type: "DispatchTask", projectId: input.settings.projectId, task: newOne },
+        { readModelsWaitMs: answerWithin(deadline) },
+      );
+    });
     return read(input.settings.projectId, sessionId, handled.state);
   }
 
-  async function create(input: CreateSessionInput): Promise<SessionRecord> {
+  async function create(input: CreateSessionInput, deadline: CallDeadline): Promise<SessionRecord> {
     const projectId = input.settings.projectId;
     const key = input.idempotencyKey;
     const sessionId = key ? derivedId("session", projectId, key) : deps.newId();
     const task = input.task === null ? null : newTask(input, sessionId, input.task);
-    // Counting and creating under one per-project lock keeps concurrent creates from slipping past the limit.
-    const handled = await deps.projectLock.run(projectId, async () => {
+    // Counting and creating under one per-project lock keeps concurrent creates from slipping past the limit. The
+    // lock is held only until the events are appended (the count includes what the read model does not show yet).
+    const handled = await deps.projectLock.run(projectId, deadline, async (locked) => {
       const existing = key ? await commands.load(sessionId) : undefined;
-      if (!existing || existing.status === "none") await checkLimit(projectId);
-      return withSecrets(input, sessionId, task, () =>
-        commands.execute(sessionId, {
-          type: "CreateSession",
-          settings: { ...input.settings, liveUrl: `${deps.publicUrl}/live/${sessionId}` },
-          options: {
-            keepAlive: input.keepAlive || task === null,
-            codeMode: input.codeMode,
-            outputSchema: input.outputSchema,
+      const isNew = !existing || existing.status === "none";
+      if (isNew) await checkLimit(locked);
+      const created = await withSecrets(input, sessionId, task, () => {
+        deadline.checkBeforeCommit("creating the session");
+        return commands.execute(
+          sessionId,
+          {
+            type: "CreateSession",
+            settings: { ...input.settings, liveUrl: `${deps.publicUrl}/live/${sessionId}` },
+            options: {
+              keepAlive: input.keepAlive || task === null,
+              codeMode: input.codeMode,
+              outputSchema: input.outputSchema,
+            },
+            idempotencyKey: key,
+            task,
+            preparationId: deps.newId(),
           },
-          idempotencyKey: key,
-          task,
-          preparationId: deps.newId(),
-        }),
-      );
+          { readModelsWaitMs: 0 },
+        );
+      });
+      if (isNew && created.events.length > 0) await locked.reserve(sessionId);
+      return created;
     });
+    // Committed: from here on the caller gets the session, from the read model if it catches up in time.
+    await commands.readModelsReach(handled.version, answerWithin(deadline));
     return read(projectId, sessionId, handled.state);
   }
 
-  async function checkLimit(projectId: string) {
-    const active = await deps.queries.countActive(projectId);
+  async function checkLimit(locked: LockedProject) {
+    const active = await locked.countActive();
     if (active >= deps.maxActiveSessionsPerProject) {
       throw new LimitExceededError(
         `Too many concurrent active sessions. The project has ${active} active sessions (limit ${deps.maxActiveSessionsPerProject}); stop one or wait for one to finish.`,
@@ -113,13 +142,13 @@ export function createSessionHandler(deps: CreateSessionDeps) {
     return (await deps.queries.get(projectId, sessionId)) ?? recordOf(state);
   }
 
-  return (input: CreateSessionInput): Promise<SessionRecord> => {
-    if (input.sessionId === null) return create(input);
+  return (input: CreateSessionInput, deadline: CallDeadline = defaultDeadline()): Promise<SessionRecord> => {
+    if (input.sessionId === null) return create(input, deadline);
     if (input.task === null) {
       throw new InvalidArgumentError("a task is required to dispatch to an existing session", {
         field: ["body", "task"],
       });
     }
-    return dispatch(input, input.sessionId, input.task);
+    return dispatch(input, input.sessionId, input.task, deadline);
   };
 }

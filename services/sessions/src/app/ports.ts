@@ -1,4 +1,5 @@
-import type { Session } from "../domain/state";
+import type { Session, SessionStatus } from "../domain/state";
+import type { CallDeadline } from "./call-deadline";
 
 /** Billing's ledger of one session (aggregate id = session id): costs and budget events come from there. */
 export const LEDGER_SESSION = "ledger-session";
@@ -23,6 +24,11 @@ export const ZERO_COSTS: SessionCosts = {
 /** A session as read: the folded aggregate and its costs. */
 export interface SessionRecord {
   session: Session;
+  /**
+   * The status to show: the session's own, except that one that ended shows the status it had before until its
+   * costs are final (its browser's last usage is priced), so that a terminal status always comes with final costs.
+   */
+  status: SessionStatus;
   costs: SessionCosts;
 }
 
@@ -38,7 +44,6 @@ export interface SessionQueries {
   get(projectId: string, sessionId: string): Promise<SessionRecord | undefined>;
   /** Newest first. Screenshot and recordings are left out: lists never carry them. */
   list(projectId: string, page: number, pageSize: number): Promise<SessionPage>;
-  countActive(projectId: string): Promise<number>;
   /** Ids of created or idle sessions whose last change is older than `before`. */
   inactive(before: Date, limit: number): Promise<string[]>;
 }
@@ -78,11 +83,26 @@ export interface SecretsVault {
 
 /** Whatever waits for read models to include an appended event. */
 export interface ReadYourWrites {
-  /** Resolves once every read model has applied `sequence`; false when that took longer than allowed. */
-  waitFor(sequence: number): Promise<boolean>;
+  /**
+   * Resolves once every read model has applied `sequence`; false when that took longer than allowed (`timeoutMs`,
+   * or the configured wait when not given).
+   */
+  waitFor(sequence: number, timeoutMs?: number): Promise<boolean>;
+}
+
+/** What a create may read and write while it holds its project's lock, on the lock's own connection. */
+export interface LockedProject {
+  /** The project's active sessions, counting those created under the lock that the read model does not show yet. */
+  countActive(): Promise<number>;
+  /** Counts a session whose creation was just appended until the read model shows it. */
+  reserve(sessionId: string): Promise<void>;
 }
 
 /** Serializes work per project across every replica. */
 export interface ProjectLock {
-  run<T>(projectId: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` holding the project's lock. Waiting for it is bounded by the caller's deadline: running out is an
+   * `UnavailableError`, and `fn` has not run.
+   */
+  run<T>(projectId: string, deadline: CallDeadline, fn: (locked: LockedProject) => Promise<T>): Promise<T>;
 }

@@ -1,8 +1,11 @@
+import { fold } from "@bas/event-store";
 import { IllegalStateError, InvalidArgumentError, NotFoundError } from "@bas/service-kit";
 import Ajv, { type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import type { SessionCommand } from "../domain/commands";
+import { sessionDecider } from "../domain/decider";
 import type { JsonValue } from "../domain/events";
+import { type TaskProgress, taskProgress } from "../domain/task-progress";
 import type { SecretsVault } from "./ports";
 import type { SessionCommands } from "./session-commands";
 
@@ -69,6 +72,17 @@ export function createRunnerReports(commands: SessionCommands, vault: SecretsVau
     async report(sessionId: string, command: RunnerCommand): Promise<void> {
       if (command.type === "ReportTaskCompleted") await checkStructuredOutput(sessionId, command);
       await commands.execute(sessionId, command);
+    },
+
+    /** What earlier attempts of the session's current task did; a stale runner gets nothing. */
+    async taskProgress(sessionId: string, taskId: string): Promise<TaskProgress> {
+      const events = await commands.events(sessionId);
+      const state = fold(sessionDecider, events);
+      if (state.status === "none") throw new NotFoundError("Session not found");
+      if (state.deleted || state.task?.id !== taskId) {
+        throw new IllegalStateError(`task ${taskId} is not the session's current task`);
+      }
+      return taskProgress(events, taskId);
     },
 
     /** Only while the task is the session's current one: a stale runner gets nothing. */

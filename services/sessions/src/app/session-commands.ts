@@ -1,4 +1,4 @@
-import { type EventStore, fold, type Handled, handleCommand } from "@bas/event-store";
+import { type EventEnvelope, type EventStore, fold, type Handled, handleCommand } from "@bas/event-store";
 import type { SessionCommand } from "../domain/commands";
 import { sessionDecider } from "../domain/decider";
 import { SESSION_AGGREGATE, type SessionEvent } from "../domain/events";
@@ -15,16 +15,27 @@ export interface SessionCommandsDeps {
 }
 
 export interface SessionCommands {
-  /** Load, decide, append; resolves once the read models include what was appended. */
-  execute(sessionId: string, command: SessionCommand): Promise<Handled<SessionEvent, SessionState>>;
+  /**
+   * Load, decide, append; resolves once the read models include what was appended, or once `readModelsWaitMs` has
+   * passed (0: at once; default: the configured wait).
+   */
+  execute(
+    sessionId: string,
+    command: SessionCommand,
+    options?: { readModelsWaitMs?: number },
+  ): Promise<Handled<SessionEvent, SessionState>>;
+  /** Waits until the read models include `version` (an append's last sequence); false when `timeoutMs` ran out. */
+  readModelsReach(version: number, timeoutMs: number): Promise<boolean>;
   /** The aggregate's current state, straight from the event store. */
   load(sessionId: string): Promise<SessionState>;
+  /** The aggregate's events, oldest first, straight from the event store. */
+  events(sessionId: string): Promise<EventEnvelope<SessionEvent>[]>;
 }
 
 export function createSessionCommands(deps: SessionCommandsDeps): SessionCommands {
   const aggregate = (id: string) => ({ type: SESSION_AGGREGATE, id });
   return {
-    async execute(sessionId, command) {
+    async execute(sessionId, command, options = {}) {
       const handled = await handleCommand(deps.store, sessionDecider, aggregate(sessionId), command, {
         now: deps.now,
         newId: deps.newId,
@@ -33,12 +44,18 @@ export function createSessionCommands(deps: SessionCommandsDeps): SessionCommand
         { sessionId, command: command.type, events: handled.events.map((e) => e.type), version: handled.version },
         "session command handled",
       );
-      await deps.readModels.waitFor(handled.version);
+      if (options.readModelsWaitMs !== 0) {
+        await deps.readModels.waitFor(handled.version, options.readModelsWaitMs);
+      }
       return handled;
     },
+    readModelsReach: async (version, timeoutMs) => timeoutMs > 0 && deps.readModels.waitFor(version, timeoutMs),
     async load(sessionId) {
       const loaded = await deps.store.load<SessionEvent>(aggregate(sessionId));
       return fold(sessionDecider, loaded.events);
+    },
+    async events(sessionId) {
+      return (await deps.store.load<SessionEvent>(aggregate(sessionId))).events as EventEnvelope<SessionEvent>[];
     },
   };
 }

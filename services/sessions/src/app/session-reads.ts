@@ -15,7 +15,7 @@ const notFound = () => new NotFoundError("Session not found");
 /** A session straight from the aggregate, for when the read model has not caught up (costs are then unknown). */
 export function recordOf(state: SessionState): SessionRecord {
   if (state.status === "none" || state.deleted) throw notFound();
-  return { session: state, costs: ZERO_COSTS };
+  return { session: state, status: state.status, costs: ZERO_COSTS };
 }
 
 export interface SessionReads {

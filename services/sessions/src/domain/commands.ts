@@ -16,6 +16,13 @@ export interface StepMessageInput {
   hidden: boolean;
 }
 
+/** Which model call a usage report is about: numbered within its attempt, from 1. */
+export interface ModelCall {
+  usageId: string;
+  attempt: number;
+  number: number;
+}
+
 export type StopStrategy = "task" | "session";
 
 /** Everything that can be asked of a session: by its caller, by the runner working it, or by a reactor. */
@@ -42,10 +49,14 @@ export type SessionCommand =
       summary: string;
       screenshotRef: string | null;
       messages: StepMessageInput[];
+      /** 0 = not said. */
+      attempt: number;
+      agentRecord: string | null;
     }
   | { type: "ReportTaskCompleted"; taskId: string; output: JsonValue; success: boolean; summary: string | null }
   | { type: "ReportTaskFailed"; taskId: string; error: string }
-  | { type: "ReportUsage"; taskId: string; inputTokens: number; outputTokens: number }
+  /** `call` null: a runner that reports the task's totals instead of each call (older runners). */
+  | { type: "ReportUsage"; taskId: string; inputTokens: number; outputTokens: number; call: ModelCall | null }
   | { type: "ReportRecording"; ref: string }
   | { type: "TimeOut"; timeoutMs: number }
   /** `taskId`: the task whose cap was reached, when billing knows it; a later task is left alone. */

@@ -163,7 +163,16 @@ describe("stop", () => {
       { type: "TaskStopped", data: { taskId: "t1", reason: "user", summary: "stopped" } } as SessionEvent,
     ];
     const stale: SessionCommand[] = [
-      { type: "ReportStep", taskId: "t1", step: 1, summary: "s", screenshotRef: null, messages: [] },
+      {
+        type: "ReportStep",
+        taskId: "t1",
+        step: 1,
+        summary: "s",
+        screenshotRef: null,
+        messages: [],
+        attempt: 1,
+        agentRecord: null,
+      },
       { type: "ReportTaskCompleted", taskId: "t1", output: "x", success: true, summary: null },
       { type: "ReportTaskFailed", taskId: "t1", error: "e" },
       { type: "ReportTaskStarted", taskId: "t1", title: null, attempt: 2 },
@@ -206,10 +215,20 @@ describe("timeout, failure, terminal states", () => {
   test("a sandbox failure from created, idle or running ends in error, failing the task in progress", () => {
     const fail: SessionCommand = { type: "ReportSandboxFailed", error: "chromium crashed" };
     expect(types(spec(runningT1()).when(fail))).toEqual(["TaskFailed", "SandboxFailed"]);
-    for (const history of [[created()], idleKeepAlive(), runningT1()]) {
-      expect(spec(history).after(fail)).toMatchObject({ status: "error", task: null });
+    for (const history of [[created()], idleKeepAlive()]) {
+      // The reason is the session's summary, whatever summary it had before.
+      expect(spec(history).after(fail)).toMatchObject({
+        status: "error",
+        task: null,
+        lastStepSummary: "chromium crashed",
+      });
     }
-    expect(spec(runningT1()).after(fail)).toMatchObject({ isTaskSuccessful: false });
+    expect(spec(runningT1()).after(fail)).toMatchObject({
+      status: "error",
+      task: null,
+      isTaskSuccessful: false,
+      lastStepSummary: "Task failed: chromium crashed",
+    });
   });
 
   test("terminal sessions accept no task", () => {

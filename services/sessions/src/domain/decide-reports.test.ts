@@ -1,16 +1,29 @@
-import { IllegalStateError, InvalidArgumentError } from "@bas/service-kit";
+import { IllegalStateError, InvalidArgumentError, SupersededError } from "@bas/service-kit";
 import type { SessionCommand } from "./commands";
-import { created, dispatched, idleKeepAlive, runningT1, sandboxReady, spec, started } from "./decider-spec";
+import { created, dispatched, envelopes, idleKeepAlive, runningT1, sandboxReady, spec, started } from "./decider-spec";
 import type { JsonValue, SessionEvent } from "./events";
+import { taskProgress } from "./task-progress";
 
-const step = (n: number, ref: string | null = null): SessionCommand => ({
+const step = (n: number, ref: string | null = null, attempt = 1): SessionCommand => ({
   type: "ReportStep",
   taskId: "t1",
   step: n,
   summary: `step ${n}`,
   screenshotRef: ref,
   messages: [{ role: "ai", type: "browser_action", data: `action ${n}`, summary: null, hidden: false }],
+  attempt,
+  agentRecord: `{"step":${n}}`,
 });
+const attempt = (n: number): SessionEvent => ({
+  type: "TaskStarted",
+  data: { taskId: "t1", title: "A title", attempt: n },
+});
+/** The history, then in order: each event as is, and the events each command decides. */
+function play(history: SessionEvent[], ...items: Array<SessionCommand | SessionEvent>): SessionEvent[] {
+  let events = history;
+  for (const item of items) events = [...events, ...("data" in item ? [item] : spec(events).when(item))];
+  return events;
+}
 
 describe("steps", () => {
   test("a step counts once, moves the summary and the screenshot, and gives its messages fixed ids", () => {
@@ -24,6 +37,21 @@ describe("steps", () => {
     const state = spec([...runningT1(), ...events]).state;
     expect(state).toMatchObject({ stepCount: 1, lastStepSummary: "step 1", screenshotRef: "blob/s1.png" });
     expect(spec([...runningT1(), ...events]).when(step(1))).toEqual([]);
+  });
+
+  test("a new attempt continues the task's steps: stepCount counts steps taken, and the old attempt is refused", () => {
+    const history = play(runningT1(), step(1), step(2), step(3, null, 1));
+    const resumed = [...history, attempt(2)];
+    expect(spec(resumed).state).toMatchObject({ stepCount: 3, task: { attempt: 2, lastStep: 3 } });
+    // The runner of attempt 1 is still around: its next step must not land (it would act twice).
+    expect(() => spec(resumed).when(step(4, null, 1))).toThrow(SupersededError);
+    const after = play(resumed, step(3, null, 2), step(4, null, 2), step(4, null, 2));
+    expect(spec(after).state).toMatchObject({ stepCount: 4, lastStepSummary: "step 4" });
+    expect(taskProgress(envelopes(after), "t1")).toMatchObject({
+      attempt: 2,
+      lastStep: 4,
+      steps: [1, 2, 3, 4].map((n) => ({ step: n, agentRecord: `{"step":${n}}` })),
+    });
   });
 
   test("stepCount keeps counting across the tasks of a session", () => {
@@ -102,12 +130,34 @@ describe("final reports", () => {
 });
 
 describe("usage and recordings", () => {
-  test("usage is the task's running total: the session sums its tasks, a repeat counts once", () => {
+  const call = (attemptNo: number, n: number, input: number, output = 1): SessionCommand => ({
+    type: "ReportUsage",
+    taskId: "t1",
+    inputTokens: input,
+    outputTokens: output,
+    call: { usageId: `u-${attemptNo}-${n}`, attempt: attemptNo, number: n },
+  });
+
+  test("each model call adds to the totals once, across attempts: the same calls billing charges", () => {
+    const history = play(runningT1(), call(1, 1, 100), call(1, 2, 200), call(1, 2, 200), attempt(2), call(2, 1, 50));
+    expect(spec(history).state).toMatchObject({ totalInputTokens: 350, totalOutputTokens: 3 });
+    // A late report of the old attempt's call is a fact too.
+    const late = play(history, call(1, 3, 7), call(1, 3, 7));
+    expect(spec(late).state).toMatchObject({ totalInputTokens: 357, totalOutputTokens: 4 });
+    expect(taskProgress(envelopes(late), "t1")).toMatchObject({
+      inputTokens: 357,
+      outputTokens: 4,
+      lastUsage: { usageId: "u-1-3", inputTokens: 7, outputTokens: 1 },
+    });
+  });
+
+  test("an older runner's usage is the task's running total: the session sums its tasks, a repeat counts once", () => {
     const usage = (taskId: string, input: number, output: number): SessionCommand => ({
       type: "ReportUsage",
       taskId,
       inputTokens: input,
       outputTokens: output,
+      call: null,
     });
     const afterFirst = [...runningT1(), ...spec(runningT1()).when(usage("t1", 100, 10))];
     expect(spec(afterFirst).when(usage("t1", 100, 10))).toEqual([]);
@@ -123,9 +173,7 @@ describe("usage and recordings", () => {
       ...runningT1(),
       { type: "TaskStopped", data: { taskId: "t1", reason: "user", summary: "s" } } as SessionEvent,
     ];
-    expect(spec(stopped).after({ type: "ReportUsage", taskId: "t1", inputTokens: 5, outputTokens: 1 })).toMatchObject({
-      totalInputTokens: 5,
-    });
+    expect(spec(stopped).after(call(1, 1, 5))).toMatchObject({ totalInputTokens: 5 });
   });
 
   test("a recording is added once, also on an ended session", () => {

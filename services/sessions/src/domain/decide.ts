@@ -1,5 +1,5 @@
 import type { CommandContext } from "@bas/event-store";
-import { IllegalStateError, InvalidArgumentError, NotFoundError } from "@bas/service-kit";
+import { IllegalStateError, InvalidArgumentError, NotFoundError, SupersededError } from "@bas/service-kit";
 import type { SessionCommand } from "./commands";
 import type { SessionEvent, TaskStopReason } from "./events";
 import { outputShapeProblem } from "./output";
@@ -126,10 +126,14 @@ export function decide(command: SessionCommand, state: SessionState, context: Co
     }
     case "ReportStep": {
       const task = currentTask(reportedSession(state), command.taskId);
+      // An attempt that was superseded (its runner seemed gone and the task went to another) must stop acting.
+      if (command.attempt > 0 && command.attempt < task.attempt) {
+        throw new SupersededError(`attempt ${command.attempt} of task ${task.id} was superseded by ${task.attempt}`);
+      }
       if (command.step <= task.lastStep) return [];
       const messages = command.messages.map((m) => ({ ...m, id: context.newId() }));
-      const { taskId, step, summary, screenshotRef } = command;
-      return [{ type: "StepRecorded", data: { taskId, step, summary, screenshotRef, messages } }];
+      const { taskId, step, summary, screenshotRef, attempt, agentRecord } = command;
+      return [{ type: "StepRecorded", data: { taskId, step, summary, screenshotRef, messages, attempt, agentRecord } }];
     }
     case "ReportTaskCompleted": {
       const session = reportedSession(state);
@@ -154,10 +158,25 @@ export function decide(command: SessionCommand, state: SessionState, context: Co
         throw new IllegalStateError(`task ${command.taskId} does not belong to this session`);
       }
       const before = session.tokens[command.taskId] ?? { input: 0, output: 0 };
+      const { taskId, call } = command;
+      if (call) {
+        // Calls of an attempt are reported in order: one at or below the last counted is a retry.
+        if (call.number <= (before.calls?.[String(call.attempt)] ?? 0)) return [];
+        const { inputTokens, outputTokens } = command;
+        const data = {
+          taskId,
+          inputTokens,
+          outputTokens,
+          usageId: call.usageId,
+          attempt: call.attempt,
+          call: call.number,
+        };
+        return [{ type: "UsageReported", data }];
+      }
       const inputTokens = Math.max(before.input, command.inputTokens);
       const outputTokens = Math.max(before.output, command.outputTokens);
       if (inputTokens === before.input && outputTokens === before.output) return [];
-      return [{ type: "UsageReported", data: { taskId: command.taskId, inputTokens, outputTokens } }];
+      return [{ type: "UsageReported", data: { taskId, inputTokens, outputTokens } }];
     }
     case "ReportRecording": {
       const session = reportedSession(state);

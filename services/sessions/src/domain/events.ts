@@ -63,10 +63,26 @@ export type SandboxFailed = DomainEvent<"SandboxFailed", { error: string }>;
 export type TaskStarted = DomainEvent<"TaskStarted", { taskId: string; title: string; attempt: number }>;
 export type StepRecorded = DomainEvent<
   "StepRecorded",
-  { taskId: string; step: number; summary: string; screenshotRef: string | null; messages: MessageData[] }
+  {
+    taskId: string;
+    step: number;
+    summary: string;
+    screenshotRef: string | null;
+    messages: MessageData[];
+    /** The attempt that took the step (absent in events written before attempts continued each other). */
+    attempt?: number;
+    /** The agent's own record of the step (opaque JSON), for a later attempt to continue from. */
+    agentRecord?: string | null;
+  }
 >;
-/** The task's token totals so far (the runner reports totals, so a retried report changes nothing). */
-export type UsageReported = DomainEvent<"UsageReported", { taskId: string; inputTokens: number; outputTokens: number }>;
+/**
+ * Tokens of the task. With `usageId`: one model call's tokens (call `call` of attempt `attempt`), added to the
+ * task's totals. Without (events written before calls were reported one by one): the task's totals so far.
+ */
+export type UsageReported = DomainEvent<
+  "UsageReported",
+  { taskId: string; inputTokens: number; outputTokens: number; usageId?: string; attempt?: number; call?: number }
+>;
 export type TaskCompleted = DomainEvent<
   "TaskCompleted",
   { taskId: string; output: JsonValue; success: boolean; summary: string | null }

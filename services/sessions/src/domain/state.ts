@@ -12,8 +12,18 @@ export interface CurrentTask {
   /** The runner reported TaskStarted (for this attempt). */
   started: boolean;
   attempt: number;
-  /** Highest step number recorded in this attempt (-1: none); a report at or below it is a retry. */
+  /**
+   * Highest step number recorded for the task (-1: none); a report at or below it is a retry. A new attempt goes on
+   * from here: it continues the task, it does not start it over.
+   */
   lastStep: number;
+}
+
+/** A task's tokens, and the last model call counted per attempt (a report at or below it is a retry). */
+export interface TaskTokens {
+  input: number;
+  output: number;
+  calls?: Record<string, number>;
 }
 
 /** How the last task ended; lets a retried final report be answered as done instead of refused. */
@@ -40,8 +50,8 @@ interface SessionData extends TaskOptions {
   recordingRefs: string[];
   /** Every task ever dispatched here, oldest first. */
   taskIds: string[];
-  /** Token totals per task, as last reported; the session's totals are their sum. */
-  tokens: Record<string, { input: number; output: number }>;
+  /** Token totals per task; the session's totals are their sum. */
+  tokens: Record<string, TaskTokens>;
   totalInputTokens: number;
   totalOutputTokens: number;
   finishedTask: FinishedTask | null;
@@ -137,13 +147,16 @@ export function evolve(state: SessionState, event: EventEnvelope<SessionEvent>):
       // poller would read as "task finished".
       return ready.task ? { ...ready, status: "running", task: ready.task } : { ...ready, status: "idle", task: null };
     }
-    case "SandboxFailed":
-      return { ...s, status: "error", task: null };
+    case "SandboxFailed": {
+      // Why the session ended is what a caller reads here, not in events; a task failed with it says it already.
+      const { error } = event.data;
+      const said = s.lastStepSummary === `Task failed: ${error}`;
+      return { ...s, status: "error", task: null, lastStepSummary: said ? s.lastStepSummary : error };
+    }
     case "TaskStarted": {
       if (!s.task) return s;
-      // A new attempt (the task was redelivered to another runner) numbers its steps afresh.
-      const lastStep = event.data.attempt > s.task.attempt ? -1 : s.task.lastStep;
-      const task = { ...s.task, started: true, attempt: event.data.attempt, lastStep };
+      // A new attempt (the task was redelivered to another runner) continues the step numbering of the last one.
+      const task = { ...s.task, started: true, attempt: Math.max(event.data.attempt, s.task.attempt) };
       return { ...s, status: "running", task, title: event.data.title };
     }
     case "StepRecorded": {
@@ -158,13 +171,21 @@ export function evolve(state: SessionState, event: EventEnvelope<SessionEvent>):
       } as Session;
     }
     case "UsageReported": {
-      const { taskId, inputTokens, outputTokens } = event.data;
+      const { taskId, inputTokens, outputTokens, usageId, attempt, call } = event.data;
       const before = s.tokens[taskId] ?? { input: 0, output: 0 };
+      // One call's tokens add up; an older event carries the task's totals so far, which replace the last ones.
+      const after: TaskTokens = usageId
+        ? {
+            input: before.input + inputTokens,
+            output: before.output + outputTokens,
+            calls: { ...before.calls, [String(attempt ?? 0)]: call ?? 0 },
+          }
+        : { ...before, input: inputTokens, output: outputTokens };
       return {
         ...s,
-        tokens: { ...s.tokens, [taskId]: { input: inputTokens, output: outputTokens } },
-        totalInputTokens: s.totalInputTokens - before.input + inputTokens,
-        totalOutputTokens: s.totalOutputTokens - before.output + outputTokens,
+        tokens: { ...s.tokens, [taskId]: after },
+        totalInputTokens: s.totalInputTokens - before.input + after.input,
+        totalOutputTokens: s.totalOutputTokens - before.output + after.output,
       };
     }
     case "TaskCompleted": {

@@ -19,6 +19,7 @@ export function parseUsage(m: Pick<JsMsg, "seq" | "json">): Usage | undefined {
     ...(u.sessionId ? { sessionId: u.sessionId } : {}),
     ...(u.runId ? { runId: u.runId } : {}),
     ...(u.browserId ? { browserId: u.browserId } : {}),
+    ...(u.lastReport && u.browserId ? { lastReport: true } : {}),
   };
   if (u.llm) {
     const { model, inputTokens, outputTokens, ownKey } = u.llm;

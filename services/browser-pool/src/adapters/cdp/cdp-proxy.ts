@@ -1,15 +1,17 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { CDP_PATH_PREFIX, type CdpRoute, parseCdpRoute, secretMatches } from "./cdp-route";
-import { fetchDevtoolsJson, rewriteTargetList, rewriteVersion } from "./devtools-json";
+import { type CdpRoute, parseCdpRoute, secretMatches } from "./cdp-route";
+import { type DevtoolsAddress, fetchDevtoolsJson, rewriteTargetList, rewriteVersion } from "./devtools-json";
 
 /** A browser as the proxy serves it. */
 export interface CdpEndpointSpec {
   browserId: string;
   secret: string;
-  /** The browser's own DevTools endpoint (loopback or pod IP): ws://host:port/devtools/browser/GUID. */
+  /** The browser's own DevTools endpoint (its sandbox's loopback or a pod IP): ws://host:port/devtools/browser/GUID. */
   devtoolsUrl: string;
+  /** The Unix socket a local browser's DevTools is reached through (its sandbox has no port on this host). */
+  devtoolsSocket?: string;
   /** The URL callers were given; `/json/version` answers with it. */
   publicUrl: string;
 }
@@ -31,9 +33,11 @@ export interface CdpProxy {
   close(): Promise<void>;
 }
 
+const NOT_FOUND = "Browser not found, stopped, or the credential is wrong";
+
 interface Entry extends CdpEndpoint {
   spec: CdpEndpointSpec;
-  upstream: { host: string; port: number; browserPath: string };
+  upstream: DevtoolsAddress & { browserPath: string };
   sockets: Set<Duplex>;
   bytesIn: number;
   bytesOut: number;
@@ -56,26 +60,26 @@ export async function startCdpProxy(options: {
   server.on("upgrade", handleUpgrade);
   server.on("clientError", (_err, socket) => socket.destroy());
 
-  function authorize(url: string | undefined, route: CdpRoute | undefined) {
-    if (!route) {
-      const cdpPath = url?.startsWith(`${CDP_PATH_PREFIX}/`);
-      return cdpPath ? refusal(401, "Missing or invalid CDP credential") : refusal(404, "Not found");
-    }
-    const entry = entries.get(route.browserId);
-    if (!entry) return refusal(404, "Browser not found or stopped");
-    if (!secretMatches(entry.spec.secret, route.secret)) return refusal(401, "Missing or invalid CDP credential");
+  /**
+   * An unknown id, a stopped browser and a wrong or missing credential all get the same 404, so the answer never
+   * tells a prober which browser ids exist.
+   */
+  function authorize(route: CdpRoute | undefined) {
+    const entry = route && entries.get(route.browserId);
+    if (!entry || !secretMatches(entry.spec.secret, route.secret)) return refusal(404, NOT_FOUND);
     return { entry, status: 200, detail: "" };
   }
 
   function handleUpgrade(req: IncomingMessage, client: Duplex, head: Buffer) {
     const route = parseCdpRoute(req.url);
-    const { entry, status, detail } = authorize(req.url, route);
+    const { entry, status, detail } = authorize(route);
     if (!entry || !route || (route.kind !== "browser" && route.kind !== "target")) {
-      refuse(client, entry ? 404 : status, entry ? "Not found" : detail);
+      refuse(client, entry ? 404 : status, entry ? NOT_FOUND : detail);
       return;
     }
     const path = route.kind === "target" ? route.targetPath : entry.upstream.browserPath;
-    const upstream = connect({ host: entry.upstream.host, port: entry.upstream.port });
+    const { socketPath, host, port } = entry.upstream;
+    const upstream = socketPath ? connect({ path: socketPath }) : connect({ host, port });
     (client as Socket).setNoDelay?.(true);
     upstream.setNoDelay(true);
     track(entry, client, upstream);
@@ -120,7 +124,7 @@ export async function startCdpProxy(options: {
   async function handleHttp(req: IncomingMessage, res: ServerResponse) {
     if (req.url === "/healthz") return sendJson(res, 200, { status: "ok", ...options.health?.() });
     const route = parseCdpRoute(req.url);
-    const { entry, status, detail } = authorize(req.url, route);
+    const { entry, status, detail } = authorize(route);
     if (!entry || !route) return sendJson(res, status, { detail });
     if (req.method !== "GET") return sendJson(res, 405, { detail: "Method not allowed" });
     const base = publicBase(req, entry.spec.publicUrl);
@@ -157,7 +161,12 @@ export async function startCdpProxy(options: {
       const url = new URL(spec.devtoolsUrl);
       const entry: Entry = {
         spec,
-        upstream: { host: url.hostname, port: Number(url.port), browserPath: url.pathname },
+        upstream: {
+          host: url.hostname,
+          port: Number(url.port),
+          socketPath: spec.devtoolsSocket,
+          browserPath: url.pathname,
+        },
         sockets: new Set(),
         bytesIn: 0,
         bytesOut: 0,

@@ -1,11 +1,41 @@
+import { get } from "node:http";
+
 /** Chromium's DevTools HTTP endpoints, re-addressed so that every URL in them leads through our proxy. */
 
-export async function fetchDevtoolsJson(upstream: { host: string; port: number }, path: string): Promise<unknown> {
-  const response = await fetch(`http://${upstream.host}:${upstream.port}${path}`, {
-    signal: AbortSignal.timeout(5_000),
+/** Where a browser's DevTools server is: TCP (pods) or a Unix socket bridged into a local browser's sandbox. */
+export interface DevtoolsAddress {
+  host: string;
+  port: number;
+  socketPath?: string;
+}
+
+export function fetchDevtoolsJson(upstream: DevtoolsAddress, path: string, timeoutMs = 5_000): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const target = upstream.socketPath
+      ? { socketPath: upstream.socketPath }
+      : { host: upstream.host, port: upstream.port };
+    const req = get(
+      { ...target, path, headers: { host: `${upstream.host}:${upstream.port}` }, timeout: timeoutMs },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        res.on("end", () => {
+          if (res.statusCode !== 200) return reject(new Error(`DevTools ${path} answered ${res.statusCode}`));
+          try {
+            resolve(JSON.parse(body));
+          } catch (err) {
+            reject(err);
+          }
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error(`DevTools ${path} did not answer within ${timeoutMs} ms`)));
+    req.on("error", reject);
   });
-  if (!response.ok) throw new Error(`DevTools ${path} answered ${response.status}`);
-  return response.json();
 }
 
 /** `/json/version` with `webSocketDebuggerUrl` pointing at the caller's CDP URL. */

@@ -2,6 +2,7 @@ import type { browserPool, sessions } from "@bas/proto";
 import { type HandlerLog, InvalidArgumentError, NotFoundError, unaryService } from "@bas/service-kit";
 import type { Kysely } from "kysely";
 import type { BrowserPool } from "../../app/browser-pool";
+import type { LaunchHealthReport } from "../../app/launch-health";
 import type { SessionBrowsers } from "../../app/session-browsers";
 import type { BrowserSettingsInput } from "../../domain/browser-settings";
 import type { BrowserView } from "../../domain/browser-view";
@@ -63,6 +64,8 @@ export interface BrowserPoolServerDeps {
   pool: BrowserPool;
   sessions: SessionBrowsers;
   db: Kysely<BrowserPoolDb>;
+  /** Whether this node can launch browsers (for the gateway's /healthz); never launches one. */
+  launchHealth: () => LaunchHealthReport;
   log?: HandlerLog;
 }
 
@@ -119,6 +122,10 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
         toProtoBrowser(
           await sessions.release(required(req.projectId, "project_id"), required(req.sessionId, "session_id")),
         ),
+      requireBrowserCapacity: async (req: browserPool.RequireBrowserCapacityRequest) =>
+        pool.capacity(required(req.projectId, "project_id")),
+      getLaunchHealth: async (_req: browserPool.GetLaunchHealthRequest): Promise<browserPool.LaunchHealth> =>
+        deps.launchHealth(),
     },
     deps.log,
   );

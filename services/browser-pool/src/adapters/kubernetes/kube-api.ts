@@ -1,8 +1,11 @@
 /** The client is ESM-only; from CommonJS its types are reached with an explicit resolution mode. */
 export type V1Pod = import("@kubernetes/client-node", { with: { "resolution-mode": "import" }}).V1Pod;
+import type { NetworkPolicyManifest } from "./network-policy";
 
 /** The few Kubernetes API calls the pod driver makes. */
 export interface KubeApi {
+  /** Creates the policy, or replaces the one of the same name. */
+  applyNetworkPolicy(namespace: string, policy: NetworkPolicyManifest): Promise<void>;
   createPod(namespace: string, pod: V1Pod): Promise<V1Pod>;
   /** Undefined when the pod does not exist. */
   readPod(namespace: string, name: string): Promise<V1Pod | undefined>;
@@ -40,10 +43,23 @@ export async function loadKubeApi(options: KubeApiOptions = {}): Promise<KubeApi
     kc.loadFromDefault();
   }
   const core = kc.makeApiClient(k8s.CoreV1Api);
+  const networking = kc.makeApiClient(k8s.NetworkingV1Api);
   const watcher = new k8s.Watch(kc);
   const notFound = (err: unknown) => (err as { code?: number })?.code === 404;
 
   return {
+    async applyNetworkPolicy(namespace, manifest) {
+      // The client's model calls an ingress rule's `from` `_from` (and writes it back as `from`).
+      const ingress = manifest.spec.ingress.map(({ from, ...rule }) => ({ ...rule, _from: from }));
+      const policy = { ...manifest, spec: { ...manifest.spec, ingress } };
+      const name = manifest.metadata.name;
+      try {
+        await networking.replaceNamespacedNetworkPolicy({ namespace, name, body: policy });
+      } catch (err) {
+        if (!notFound(err)) throw err;
+        await networking.createNamespacedNetworkPolicy({ namespace, body: policy });
+      }
+    },
     createPod: (namespace, pod) => core.createNamespacedPod({ namespace, body: pod }),
     async readPod(namespace, name) {
       try {

@@ -1,7 +1,9 @@
-import type { BrowserDriver, LaunchSpec, RunningBrowser } from "../../domain/browser-driver";
+import type { BrowserDriver, EgressAddress, LaunchSpec, RunningBrowser } from "../../domain/browser-driver";
 import type { BrowserHandle } from "../../domain/browser-events";
+import { createNumberPool } from "../../domain/number-pool";
 import { probeDevtools } from "../cdp/devtools-probe";
 import type { KubeApi, V1Pod } from "./kube-api";
+import { browserNetworkPolicy } from "./network-policy";
 import { browserPodManifest, nodeSelector, POD_LABELS, podEnded, podNameFor, readyPodIp } from "./pod-manifest";
 
 export { loadKubeApi } from "./kube-api";
@@ -16,8 +18,14 @@ export interface KubernetesDriverOptions {
   image: string;
   devtoolsPort: number;
   resources: { cpu: string; memory: string };
-  /** Address browser pods use to reach this replica's network proxies. */
+  /** Address browser pods use to reach this replica's egress proxies. */
   proxyHost: string;
+  /** Where the egress proxies listen on this replica (its pod IP, or 0.0.0.0). */
+  proxyListenHost: string;
+  /** The ports egress proxies may take, one per browser; the NetworkPolicy lets browser pods reach only these. */
+  egressPorts: { first: number; count: number };
+  /** Labels of browser-pool's own pods, for the NetworkPolicy. */
+  poolPodLabels: Record<string, string>;
   owner?: { name: string; uid: string };
   readyTimeoutMs: number;
   /** How often this replica's pods are listed to notice one that died. */
@@ -113,6 +121,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Browse
         killed = true;
         tracked.delete(handle.podName);
         await api.deletePod(handle.podNamespace, handle.podName);
+        if (handle.proxyPort !== null) ports.release(handle.proxyPort);
       },
       memory: async () => undefined,
     };
@@ -127,7 +136,30 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Browse
     return `ws://${ip}:${options.devtoolsPort}${new URL(webSocketDebuggerUrl).pathname}`;
   }
 
+  const ports = createNumberPool({ ...options.egressPorts, what: "egress proxy ports" });
+  const policyApplied = api.applyNetworkPolicy(
+    namespace,
+    browserNetworkPolicy({
+      namespace,
+      deployment: options.deployment,
+      poolPodLabels: options.poolPodLabels,
+      devtoolsPort: options.devtoolsPort,
+      egressPorts: options.egressPorts,
+    }),
+  );
+  policyApplied.catch((err) => options.log.warn({ err }, "applying the browsers' NetworkPolicy failed"));
+
+  async function egressAddress(_id: string, handle?: BrowserHandle): Promise<EgressAddress> {
+    const kept = handle?.driver === "kubernetes" ? handle.proxyPort : null;
+    if (kept !== null) ports.hold(kept);
+    return { host: options.proxyListenHost, port: kept ?? ports.take() };
+  }
+
   async function launch(spec: LaunchSpec): Promise<RunningBrowser> {
+    // No browser pod runs before its network is closed off.
+    await policyApplied;
+    if (!("port" in spec.egress)) throw new Error("browser pods reach their egress proxy over TCP");
+    const proxyPort = spec.egress.port;
     const manifest = browserPodManifest({
       browserId: spec.browserId,
       namespace,
@@ -137,7 +169,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Browse
       devtoolsPort: options.devtoolsPort,
       screenWidth: spec.screenWidth,
       screenHeight: spec.screenHeight,
-      proxyServer: spec.proxyPort === null ? null : `http://${options.proxyHost}:${spec.proxyPort}`,
+      proxyServer: `http://${options.proxyHost}:${proxyPort}`,
       resources: options.resources,
       owner: options.owner,
     });
@@ -152,9 +184,10 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Browse
         devtoolsUrl,
         podName: name,
         podNamespace: namespace,
-        proxyPort: spec.proxyPort,
+        proxyPort,
       });
     } catch (err) {
+      ports.release(proxyPort);
       await api.deletePod(namespace, name).catch(() => undefined);
       throw err;
     }
@@ -189,6 +222,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Browse
 
   return {
     name: "kubernetes",
+    egressAddress,
     launch,
     adopt,
     reapOrphans,

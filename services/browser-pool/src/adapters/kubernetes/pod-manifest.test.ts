@@ -17,11 +17,27 @@ const base = {
 test("the pod manifest is a valid v1 Pod (kubernetes-models schema), with and without an owner", () => {
   for (const options of [
     base,
-    { ...base, proxyServer: null, owner: { name: "browser-pool-0", uid: "1b4e28ba-2fa1-11d2-883f-0016d3cca427" } },
+    { ...base, owner: { name: "browser-pool-0", uid: "1b4e28ba-2fa1-11d2-883f-0016d3cca427" } },
   ]) {
     const manifest = browserPodManifest(options);
     expect(() => new Pod(manifest as never).validate()).not.toThrow();
   }
+});
+
+test("a browser pod never runs as root: non-root user, no capabilities, no privilege escalation, read-only root", () => {
+  const pod = browserPodManifest(base);
+  expect(pod.spec!.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+  expect(pod.spec!.securityContext!.runAsUser).toBeGreaterThan(0);
+  expect(pod.spec!.containers[0].securityContext).toEqual({
+    runAsNonRoot: true,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ["ALL"] },
+  });
+  // Every request leaves through the replica's egress proxy, loopback included.
+  expect(pod.spec!.containers[0].args).toEqual(
+    expect.arrayContaining([`--proxy-server=${base.proxyServer}`, "--proxy-bypass-list=<-loopback>"]),
+  );
 });
 
 test("a wrong manifest is caught by the same validation (the check can fail)", () => {

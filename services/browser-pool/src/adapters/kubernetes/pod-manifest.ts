@@ -22,8 +22,8 @@ export interface PodManifestOptions {
   devtoolsPort: number;
   screenWidth: number;
   screenHeight: number;
-  /** http://host:port of the browser's network proxy, or null. */
-  proxyServer: string | null;
+  /** http://host:port of the browser's egress proxy on its replica: the pod's only way out. */
+  proxyServer: string;
   resources: { cpu: string; memory: string };
   /** The replica's own pod: Kubernetes garbage-collects browser pods with it. */
   owner?: { name: string; uid: string };
@@ -46,10 +46,15 @@ export function nodeSelector(nodeId: string, deployment: string): string {
   ].join(",");
 }
 
+/** The unprivileged user browser pods run as (the image's root is never used). */
+export const BROWSER_POD_USER = 1000;
+
 /**
  * One browser, one pod. The image's entrypoint starts headless Chromium with DevTools on 0.0.0.0:devtoolsPort
  * (chromedp/headless-shell does); `args` are appended Chromium flags. The pod is never restarted (a browser that
- * dies is a crashed browser), gets no service-account token, and is Ready once DevTools answers.
+ * dies is a crashed browser), gets no service-account token, runs as an unprivileged user with no capabilities, a
+ * read-only root file system and the runtime's default seccomp profile, and is Ready once DevTools answers. What it
+ * may reach is the NetworkPolicy's business (network-policy.ts).
  */
 export function browserPodManifest(o: PodManifestOptions): V1Pod {
   const args = [
@@ -58,7 +63,9 @@ export function browserPodManifest(o: PodManifestOptions): V1Pod {
     "--disable-background-networking",
     "--disable-component-update",
     "--no-first-run",
-    ...(o.proxyServer ? [`--proxy-server=${o.proxyServer}`, "--proxy-bypass-list=<-loopback>"] : []),
+    `--proxy-server=${o.proxyServer}`,
+    "--proxy-bypass-list=<-loopback>",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     "about:blank",
   ];
   return {
@@ -87,11 +94,21 @@ export function browserPodManifest(o: PodManifestOptions): V1Pod {
       automountServiceAccountToken: false,
       enableServiceLinks: false,
       terminationGracePeriodSeconds: 5,
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: BROWSER_POD_USER,
+        runAsGroup: BROWSER_POD_USER,
+        fsGroup: BROWSER_POD_USER,
+        seccompProfile: { type: "RuntimeDefault" },
+      },
+      volumes: [{ name: "tmp", emptyDir: { medium: "Memory", sizeLimit: "256Mi" } }],
       containers: [
         {
           name: "chromium",
           image: o.image,
           args,
+          env: [{ name: "HOME", value: "/tmp" }],
+          volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
           ports: [{ name: "devtools", containerPort: o.devtoolsPort, protocol: "TCP" }],
           readinessProbe: {
             httpGet: { path: "/json/version", port: o.devtoolsPort },
@@ -102,7 +119,12 @@ export function browserPodManifest(o: PodManifestOptions): V1Pod {
             requests: { cpu: o.resources.cpu, memory: o.resources.memory },
             limits: { memory: o.resources.memory },
           },
-          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+          securityContext: {
+            runAsNonRoot: true,
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ["ALL"] },
+          },
         },
       ],
     },

@@ -2,22 +2,24 @@ export interface ChromiumArgsOptions {
   userDataDir: string;
   screenWidth: number;
   screenHeight: number;
-  /** http://host:port of the browser's network proxy, or null for a direct connection. */
-  proxyServer: string | null;
-  /** Chromium's sandbox cannot start as root; outside root it stays on. */
+  /** Inside the browser's network namespace: where DevTools listens and where the bridge to the egress proxy is. */
+  devtoolsPort: number;
+  proxyPort: number;
+  /** Only where the kernel allows no sandbox inside bubblewrap (CHROMIUM_SANDBOX=false). */
   noSandbox: boolean;
   extraArgs?: readonly string[];
 }
 
 /**
- * Flags for a headless Chromium on a closed network: DevTools on loopback with a port the kernel picks, nothing that
- * phones home or waits for a first-run UI, and a profile of its own.
+ * Flags for a headless Chromium in its sandbox: DevTools on the sandbox's own loopback, every request through the
+ * egress proxy (loopback included, and WebRTC may not send UDP around it), nothing that phones home or waits for a
+ * first-run UI, and a profile of its own.
  */
 export function chromiumArgs(options: ChromiumArgsOptions): string[] {
   return [
     "--headless",
     "--remote-debugging-address=127.0.0.1",
-    "--remote-debugging-port=0",
+    `--remote-debugging-port=${options.devtoolsPort}`,
     `--user-data-dir=${options.userDataDir}`,
     `--window-size=${options.screenWidth},${options.screenHeight}`,
     ...(options.noSandbox ? ["--no-sandbox"] : []),
@@ -36,10 +38,10 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
     "--no-default-browser-check",
     "--password-store=basic",
     "--use-mock-keychain",
-    ...(options.proxyServer
-      ? // Without <-loopback> Chromium would bypass the proxy for loopback, and its traffic would go uncounted.
-        [`--proxy-server=${options.proxyServer}`, "--proxy-bypass-list=<-loopback>"]
-      : []),
+    // Without <-loopback> Chromium would go around the proxy for loopback, and the egress policy would not see it.
+    `--proxy-server=http://127.0.0.1:${options.proxyPort}`,
+    "--proxy-bypass-list=<-loopback>",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     ...(options.extraArgs ?? []),
     "about:blank",
   ];

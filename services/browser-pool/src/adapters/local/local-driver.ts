@@ -1,17 +1,28 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdir, readdir, rm } from "node:fs/promises";
+import { chown, mkdir, readdir, rm } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { BrowserHandle } from "../../domain/browser-events";
-import type { BrowserDriver, LaunchSpec, RunningBrowser } from "../../domain/browser-driver";
-import { probeDevtools } from "../cdp/devtools-probe";
+import type { BrowserDriver, EgressAddress, LaunchSpec, RunningBrowser } from "../../domain/browser-driver";
+import { fetchDevtoolsJson } from "../cdp/devtools-json";
+import type { NumberPool } from "../../domain/number-pool";
 import { chromiumArgs } from "./chromium-args";
+import { writeChromiumPolicies } from "./chromium-policy";
 import { commandLineOf, findProcessesByArgPrefix, groupMemory, processGroupOf, signalGroup } from "./proc-fs";
+import {
+  checkSandboxTools,
+  SANDBOX_DEVTOOLS_PORT,
+  SANDBOX_PROXY_PORT,
+  sandboxCommand,
+  sandboxSockets,
+} from "./sandbox";
 
 export interface LocalDriverOptions {
   chromiumPath: string;
   /** This node's folder of browser profiles: each browser gets `<root>/<browserId>`, which also marks its processes. */
   root: string;
+  /** Unprivileged users for Chromium; undefined when browser-pool is not root (a user namespace stands in). */
+  users: NumberPool | undefined;
   noSandbox: boolean;
   launchTimeoutMs?: number;
   /** How often an adopted browser (not our child, so no exit event) is checked for life. */
@@ -22,54 +33,89 @@ export interface LocalDriverOptions {
 type LocalHandle = Extract<BrowserHandle, { driver: "local" }>;
 
 const DEVTOOLS_LINE = /DevTools listening on (ws:\/\/\S+)/;
+/** Folders under the root that are not profiles: sockets per browser, and the Chromium policies. */
+const SOCKETS = ".sockets";
 
-/** Chromium as child processes of this node, each in a process group of its own so it can be ended as a whole. */
+/**
+ * Chromium as child processes of this node, each in a sandbox of its own (see sandbox.ts) that is also a process
+ * group of its own, so it can be ended as a whole.
+ */
 export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
   const launchTimeoutMs = options.launchTimeoutMs ?? 20_000;
   const pollMs = options.pollMs ?? 1_000;
   const dirArg = (dir: string) => `--user-data-dir=${dir}`;
+  const socketsDirOf = (id: string) => join(options.root, SOCKETS, id);
+  let policies: Promise<string> | undefined;
+
+  async function egressAddress(id: string, handle?: BrowserHandle): Promise<EgressAddress> {
+    const socketsDir = socketsDirOf(id);
+    if (!handle) await rm(socketsDir, { recursive: true, force: true });
+    // Only browser-pool's user may open the sockets: the browser's user reaches them through the bridges alone.
+    await mkdir(socketsDir, { recursive: true, mode: 0o700 });
+    return { path: sandboxSockets(socketsDir).egress };
+  }
 
   async function launch(spec: LaunchSpec): Promise<RunningBrowser> {
+    checkSandboxTools(options.chromiumPath);
+    policies ??= writeChromiumPolicies(options.root);
+    const policyDir = await policies;
     const userDataDir = join(options.root, spec.browserId);
+    const socketsDir = socketsDirOf(spec.browserId);
     await rm(userDataDir, { recursive: true, force: true });
-    await mkdir(userDataDir, { recursive: true });
-    const args = chromiumArgs({
-      userDataDir,
-      screenWidth: spec.screenWidth,
-      screenHeight: spec.screenHeight,
-      proxyServer: spec.proxyPort === null ? null : `http://127.0.0.1:${spec.proxyPort}`,
-      noSandbox: options.noSandbox,
-      extraArgs: options.extraArgs,
+    await mkdir(userDataDir, { recursive: true, mode: 0o700 });
+    const uid = options.users?.take();
+    if (uid !== undefined) await chown(userDataDir, uid, uid);
+    const { command, args } = sandboxCommand({
+      profileDir: userDataDir,
+      socketsDir,
+      policyDir,
+      uid,
+      chromiumPath: options.chromiumPath,
+      chromiumArgs: chromiumArgs({
+        userDataDir,
+        screenWidth: spec.screenWidth,
+        screenHeight: spec.screenHeight,
+        devtoolsPort: SANDBOX_DEVTOOLS_PORT,
+        proxyPort: SANDBOX_PROXY_PORT,
+        noSandbox: options.noSandbox,
+        extraArgs: options.extraArgs,
+      }),
     });
-    // detached: a new session and process group, so one signal reaches every Chromium process and the browser
-    // outlives this service if it dies (a restart adopts it again).
-    const child = spawn(options.chromiumPath, args, {
+    // detached: a new session and process group, so one signal reaches every process of the sandbox and the browser
+    // outlives this service if it dies (a restart adopts it again). Nothing of this service's environment (its
+    // database URL, keys) is handed to the browser.
+    const child = spawn(command, args, {
       detached: true,
       stdio: ["ignore", "ignore", "pipe"],
-      env: {
-        ...process.env,
-        XDG_CONFIG_HOME: join(userDataDir, ".config"),
-        XDG_CACHE_HOME: join(userDataDir, ".cache"),
-      },
+      env: browserEnv(userDataDir),
     });
     try {
       const devtoolsUrl = await waitForDevtools(child, launchTimeoutMs);
-      if (new URL(devtoolsUrl).hostname !== "127.0.0.1") throw new Error(`DevTools not on loopback: ${devtoolsUrl}`);
-      await probeDevtools(devtoolsUrl, launchTimeoutMs);
+      const devtoolsSocket = sandboxSockets(socketsDir).devtools;
+      await waitForBridge(devtoolsUrl, devtoolsSocket, launchTimeoutMs);
       const handle: LocalHandle = {
         driver: "local",
         devtoolsUrl,
+        devtoolsSocket,
         pid: child.pid!,
         userDataDir,
-        proxyPort: spec.proxyPort,
+        uid,
+        proxyPort: null,
       };
       return localBrowser(spec.browserId, handle, child);
     } catch (err) {
       if (child.pid) signalGroup(child.pid, "SIGKILL");
-      await rm(userDataDir, { recursive: true, force: true }).catch(() => undefined);
+      if (uid !== undefined) options.users?.release(uid);
+      await removeDirs(spec.browserId);
       throw err;
     }
   }
+
+  const removeDirs = (id: string) =>
+    Promise.all([
+      rm(join(options.root, id), { recursive: true, force: true }),
+      rm(socketsDirOf(id), { recursive: true, force: true }),
+    ]).catch(() => undefined);
 
   function localBrowser(id: string, handle: LocalHandle, child?: ChildProcess): RunningBrowser {
     let killed = false;
@@ -113,7 +159,8 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
         signalGroup(handle.pid, "SIGKILL");
         if (childExit) await childExit;
         else await waitUntilGone(handle.pid);
-        await rm(handle.userDataDir, { recursive: true, force: true }).catch(() => undefined);
+        if (handle.uid !== undefined) options.users?.release(handle.uid);
+        await removeDirs(id);
       },
     };
   }
@@ -121,27 +168,28 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
   async function adopt(id: string, handle: BrowserHandle): Promise<RunningBrowser | undefined> {
     if (handle.driver !== "local") return undefined;
     const ours = (await commandLineOf(handle.pid))?.includes(dirArg(handle.userDataDir)) ?? false;
-    const alive = ours && (await processGroupOf(handle.pid)) === handle.pid;
+    const alive = ours && (await processGroupOf(handle.pid)) === handle.pid && handle.devtoolsSocket !== undefined;
     if (alive) {
       try {
-        await probeDevtools(handle.devtoolsUrl, 5_000);
+        await fetchDevtoolsJson(devtoolsAddress(handle.devtoolsUrl, handle.devtoolsSocket), "/json/version");
+        if (handle.uid !== undefined) options.users?.hold(handle.uid);
         return localBrowser(id, handle);
       } catch {
         // Alive but deaf: end it below.
       }
     }
-    await endLeftovers(handle.userDataDir);
+    await endLeftovers(id, handle.userDataDir);
     return undefined;
   }
 
   /** Ends whatever still runs with this profile (a half-dead browser, renderers whose parent died). */
-  async function endLeftovers(userDataDir: string): Promise<void> {
+  async function endLeftovers(id: string, userDataDir: string): Promise<void> {
     for (const { pid } of await findProcessesByArgPrefix(dirArg(userDataDir))) {
       const group = await processGroupOf(pid);
       if (group !== undefined) signalGroup(group, "SIGKILL");
       else process.kill(pid, "SIGKILL");
     }
-    await rm(userDataDir, { recursive: true, force: true }).catch(() => undefined);
+    await removeDirs(id);
   }
 
   async function reapOrphans(keep: ReadonlySet<string>): Promise<string[]> {
@@ -153,15 +201,17 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
       if (group !== undefined) signalGroup(group, "SIGKILL");
       reaped.add(id);
     }
-    const dirs = await readdir(options.root).catch(() => [] as string[]);
-    for (const id of dirs) {
-      if (keep.has(id)) continue;
-      await rm(join(options.root, id), { recursive: true, force: true }).catch(() => undefined);
+    const dirs = [
+      ...(await readdir(options.root).catch(() => [] as string[])),
+      ...(await readdir(join(options.root, SOCKETS)).catch(() => [] as string[])),
+    ];
+    for (const id of new Set(dirs)) {
+      if (!id.startsWith(".") && !keep.has(id)) await removeDirs(id);
     }
     return [...reaped];
   }
 
-  return { name: "local", launch, adopt, reapOrphans, close: async () => undefined };
+  return { name: "local", egressAddress, launch, adopt, reapOrphans, close: async () => undefined };
 }
 
 function waitForDevtools(child: ChildProcess, timeoutMs: number): Promise<string> {
@@ -198,6 +248,38 @@ function waitForDevtools(child: ChildProcess, timeoutMs: number): Promise<string
     child.once("exit", onExit);
     child.once("error", onError);
   });
+}
+
+/** The bridge to DevTools answers once Chromium listens inside the sandbox; until then a request finds no one. */
+async function waitForBridge(devtoolsUrl: string, socketPath: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await fetchDevtoolsJson(devtoolsAddress(devtoolsUrl, socketPath), "/json/version", 2_000);
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`DevTools did not answer through ${socketPath}`, { cause: err });
+      await sleep(20);
+    }
+  }
+}
+
+function devtoolsAddress(devtoolsUrl: string, socketPath: string) {
+  const url = new URL(devtoolsUrl);
+  return { host: url.hostname, port: Number(url.port), socketPath };
+}
+
+/** What Chromium gets for an environment: a home in its profile and nothing of this service's own. */
+function browserEnv(userDataDir: string): NodeJS.ProcessEnv {
+  return {
+    PATH: "/usr/local/bin:/usr/bin:/bin",
+    HOME: userDataDir,
+    XDG_CONFIG_HOME: join(userDataDir, ".config"),
+    XDG_CACHE_HOME: join(userDataDir, ".cache"),
+    TMPDIR: "/tmp",
+    LANG: process.env.LANG ?? "C.UTF-8",
+    ...(process.env.TZ ? { TZ: process.env.TZ } : {}),
+  };
 }
 
 async function waitUntilGone(pid: number, timeoutMs = 5_000): Promise<void> {

@@ -1,37 +1,97 @@
-/** A browser's own forward proxy: every byte the browser sends or receives over the network passes and is counted. */
+import { rm } from "node:fs/promises";
+import type { LookupAddress } from "node:dns";
+import { lookup as systemLookup } from "node:dns/promises";
+import { createServer, isIP, type Server } from "node:net";
+import type { EgressAddress } from "../../domain/browser-driver";
+import type { EgressPolicy } from "./egress-policy";
+
+/**
+ * A browser's only way out to the network: a forward proxy that resolves each destination itself, refuses what the
+ * egress policy closes (so a DNS name or a redirect that leads to loopback is refused too), connects to exactly the
+ * address it checked, and counts every byte.
+ */
 export interface NetworkProxy {
-  readonly port: number;
+  /** Where it listens: a Unix socket (local browsers, bridged into their network namespace) or a TCP port. */
+  readonly address: EgressAddress;
   /** Bytes between the browser and the proxy, both directions, since the proxy started. */
   bytes(): number;
   close(): Promise<void>;
 }
 
+/** Resolves a host name to every address it has (the system resolver unless a test hands in its own). */
+export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;
+
 export interface NetworkProxyOptions {
-  host: string;
-  /** 0 = any free port; a restart passes the old port so an adopted browser's `--proxy-server` keeps working. */
-  port: number;
+  /** A socket path, or a host and port (0 = any free port; a restart passes the old port so an adopted browser's
+   * `--proxy-server` keeps working). */
+  listen: EgressAddress;
   /** Upstream proxy to chain to (e.g. a residential proxy for the country), or null to go direct. */
   upstreamUrl: string | null;
+  policy: EgressPolicy;
+  resolve?: ResolveHost;
 }
+
+/** The header of a refusal that names its reason (the runner reports it to the model as the action's error). */
+export const EGRESS_BLOCKED_HEADER = "x-egress-blocked";
 
 /** proxy-chain is ESM-only; a dynamic import loads it from this CommonJS code (tsx and jest alike). */
 const loadProxyChain = () => import("proxy-chain");
 
+export const resolveWithSystem: ResolveHost = (hostname) => systemLookup(hostname, { all: true, verbatim: true });
+
 export async function startNetworkProxy(options: NetworkProxyOptions): Promise<NetworkProxy> {
-  const { Server } = await loadProxyChain();
+  const { Server, RequestError } = await loadProxyChain();
+  const resolve = options.resolve ?? resolveWithSystem;
   let closedBytes = 0;
+
+  /** The one address this request may connect to, or a 403 that says why not. */
+  async function destination(hostname: string, port: number): Promise<LookupAddress> {
+    const host = hostname.replace(/^\[|\]$/g, "");
+    const refuse = (why: string) => {
+      const reason = `Blocked by the browser egress policy: ${host}:${port}: ${why}`;
+      return new RequestError(reason, 403, { [EGRESS_BLOCKED_HEADER]: reason });
+    };
+    const family = isIP(host);
+    let candidates: LookupAddress[];
+    if (family !== 0) candidates = [{ address: host, family }];
+    else {
+      try {
+        candidates = await resolve(host);
+      } catch {
+        throw new RequestError(`Could not resolve ${host}`, 502);
+      }
+    }
+    // Every address the name has must be open: otherwise a name with one public and one loopback address would
+    // reach loopback whenever the connection happens to pick the second.
+    for (const candidate of candidates) {
+      const why = options.policy.refusal(candidate.address, port);
+      if (why) throw refuse(why);
+    }
+    if (candidates.length === 0) throw new RequestError(`Could not resolve ${host}`, 502);
+    return candidates[0];
+  }
+
   const server = new Server({
-    host: options.host,
-    port: options.port,
-    prepareRequestFunction: () => ({ upstreamProxyUrl: options.upstreamUrl }),
+    port: 0,
+    async prepareRequestFunction({ hostname, port }) {
+      const pinned = await destination(hostname, port);
+      return {
+        upstreamProxyUrl: options.upstreamUrl,
+        // Connect to the checked address, never to whatever a second lookup would answer (DNS rebinding).
+        dnsLookup: ((_host: string, lookupOptions: { all?: boolean }, callback: PinnedCallback) => {
+          if (lookupOptions?.all) callback(null, [pinned]);
+          else callback(null, pinned.address, pinned.family);
+        }) as never,
+      };
+    },
   });
   server.on("connectionClosed", ({ stats }: { stats?: { srcTxBytes: number; srcRxBytes: number } }) => {
     if (stats) closedBytes += stats.srcTxBytes + stats.srcRxBytes;
   });
-  await server.listen();
+  const { address, close: stopListening } = await listen(server.server, options.listen);
   let closed = false;
   return {
-    port: server.port,
+    address,
     bytes() {
       let open = 0;
       for (const id of server.getConnectionIds()) {
@@ -43,9 +103,42 @@ export async function startNetworkProxy(options: NetworkProxyOptions): Promise<N
     async close() {
       if (closed) return;
       closed = true;
+      stopListening();
       await server.close(true);
+      if ("path" in address) await rm(address.path, { force: true });
     },
   };
+}
+
+type PinnedCallback = (err: Error | null, address: string | LookupAddress[], family?: number) => void;
+
+async function listen(server: Server, where: EgressAddress): Promise<{ address: EgressAddress; close(): void }> {
+  if ("path" in where) {
+    // A socket left by a browser-pool that died would make listen fail; only its own path is removed.
+    await rm(where.path, { force: true });
+    // proxy-chain drops connections without a remote address, which Unix sockets never have: each one is handed to
+    // its HTTP server named for where it comes from.
+    const sockets = createServer((socket) => {
+      Object.defineProperty(socket, "remoteAddress", { value: "browser-sandbox" });
+      server.emit("connection", socket);
+    });
+    await listening(sockets, () => sockets.listen(where.path));
+    return { address: where, close: () => sockets.close() };
+  }
+  await listening(server, () => server.listen(where.port, where.host));
+  const { port } = server.address() as { port: number };
+  return { address: { host: where.host, port }, close: () => undefined };
+}
+
+function listening(server: Server, listen: () => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.once("listening", () => {
+      server.off("error", reject);
+      resolve();
+    });
+    listen();
+  });
 }
 
 /** Fills `{country}` in an upstream proxy URL template. */

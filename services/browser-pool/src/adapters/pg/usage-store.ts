@@ -24,7 +24,13 @@ export interface UsageReport {
 
 interface UsageDb {
   [MARKS_TABLE]: { browser_id: string; browser_ms: string; proxy_bytes: string };
-  [OUTBOX_TABLE]: { id: string; kind: string; payload: unknown; created_at: Generated<Date> };
+  [OUTBOX_TABLE]: {
+    id: string;
+    kind: string;
+    payload: unknown;
+    created_at: Generated<Date>;
+    position: Generated<string>;
+  };
 }
 
 export const usageMigrations: Record<string, Migration> = {
@@ -39,6 +45,13 @@ export const usageMigrations: Record<string, Migration> = {
         kind text not null,
         payload jsonb not null,
         created_at timestamptz not null default now())`.execute(db);
+    },
+  },
+  // Reports written together share one created_at; a browser's last report must still go out after its proxy
+  // report, so that billing has charged everything of the browser once it charges the last report.
+  "002_usage_outbox_order": {
+    async up(db) {
+      await sql`alter table ${sql.table(OUTBOX_TABLE)} add column position bigserial`.execute(db);
     },
   },
 };
@@ -73,7 +86,7 @@ export function createUsageStore(db: Kysely<any>): UsageStore {
       });
     },
     async pending(limit) {
-      const rows = await q.selectFrom(OUTBOX_TABLE).selectAll().orderBy("created_at").limit(limit).execute();
+      const rows = await q.selectFrom(OUTBOX_TABLE).selectAll().orderBy("position").limit(limit).execute();
       return rows.map((r) => ({ id: r.id, kind: r.kind, payload: r.payload }));
     },
     async done(ids) {

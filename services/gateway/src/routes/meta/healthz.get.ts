@@ -7,7 +7,7 @@ export const route = defineRoute({
   auth: "public",
   hidden: true,
   operationId: "health",
-  summary: "200 when every service and store answers; 503 naming the parts that do not",
+  summary: "200 when every service and store answers and browsers can be launched; 503 naming what is not, and why",
   responses: { 200: { description: "Healthy" } },
   async handler(_request, deps) {
     const report = await deps.health();

@@ -174,8 +174,11 @@ export class CdpBrowserDriver implements BrowserDriver {
       case "go_to_url": {
         const target = normalizeUrl(action.url);
         const response = await page.goto(target, { waitUntil: "domcontentloaded", timeout }).catch((err: Error) => {
-          throw new ActionError(`Could not open ${target}: ${err.message.split("\n")[0]}`);
+          throw new ActionError(`Could not open ${target}: ${explainNetError(err.message.split("\n")[0])}`);
         });
+        // browser-pool's egress proxy names why it refused a destination (loopback, private, link-local, ...).
+        const blocked = response?.headers()[EGRESS_BLOCKED_HEADER];
+        if (blocked) throw new ActionError(`Could not open ${target}: ${blocked}`);
         const status = response?.status();
         return done(`Opened ${page.url()}${status && status >= 400 ? ` (HTTP ${status})` : ""}`, {}, true);
       }
@@ -313,4 +316,13 @@ export class CdpBrowserDriver implements BrowserDriver {
     this.tabs.detach();
     await this.browser.disconnect().catch(() => undefined);
   }
+}
+
+/** Set by browser-pool's egress proxy on the 403 it answers for a destination its policy closes. */
+const EGRESS_BLOCKED_HEADER = "x-egress-blocked";
+
+/** An HTTPS destination the egress proxy refused shows only as a failed tunnel: say what that usually means. */
+function explainNetError(message: string): string {
+  if (!message.includes("ERR_TUNNEL_CONNECTION_FAILED")) return message;
+  return `${message} (the browser's egress policy refuses loopback, private and link-local destinations, or the site is unreachable)`;
 }

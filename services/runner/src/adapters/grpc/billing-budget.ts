@@ -1,6 +1,7 @@
 import { billing } from "@bas/proto";
 import { connectClient, retryUnavailable } from "@bas/service-kit";
 import type { BudgetVerdict } from "../../app/model-caller";
+import type { OutagePolicy } from "../../app/ports";
 
 export interface BudgetCheck {
   projectId: string;
@@ -18,23 +19,25 @@ export interface BillingBudget {
   close(): void;
 }
 
-export function connectBilling(address: string): BillingBudget {
+export function connectBilling(address: string, outage: OutagePolicy): BillingBudget {
   const client = connectClient(billing.BillingClient, address, 5_000);
   return {
     async check(r) {
-      // Never skipped: while billing cannot answer, the step waits; past the retries the attempt fails and the task
-      // is tried again later (or fails), so a cap is never passed because billing was down.
-      const answer = await retryUnavailable(() =>
-        client.checkBudget({
-          projectId: r.projectId,
-          sessionId: r.sessionId,
-          taskId: r.taskId,
-          ...(r.maxCostUsd ? { maxCostUsd: r.maxCostUsd } : {}),
-          model: r.model,
-          ownKey: r.ownKey,
-          estimatedInputTokens: r.estimatedInputTokens,
-          estimatedOutputTokens: r.estimatedOutputTokens,
-        }),
+      // Never skipped: while billing cannot answer, the step waits (up to the outage grace; past it the attempt
+      // fails and the task is tried again later), so a cap is never passed because billing was down.
+      const answer = await retryUnavailable(
+        () =>
+          client.checkBudget({
+            projectId: r.projectId,
+            sessionId: r.sessionId,
+            taskId: r.taskId,
+            ...(r.maxCostUsd ? { maxCostUsd: r.maxCostUsd } : {}),
+            model: r.model,
+            ownKey: r.ownKey,
+            estimatedInputTokens: r.estimatedInputTokens,
+            estimatedOutputTokens: r.estimatedOutputTokens,
+          }),
+        { graceMs: outage.graceMs, onRetry: (err, { waitedMs }) => outage.onWait?.("billing", err, waitedMs) },
       );
       return { allowed: answer.allowed, reason: answer.reason, capUsd: answer.capUsd };
     },

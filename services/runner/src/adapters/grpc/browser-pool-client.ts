@@ -1,5 +1,10 @@
 import { browserPool, type sessions } from "@bas/proto";
-import { connectClient } from "@bas/service-kit";
+import { ClientError, connectClient } from "@bas/service-kit";
+
+/** Browser-pool refused the session a browser: the project's quota, or the node's capacity, is used up. */
+export class NoBrowserError extends Error {
+  override name = "NoBrowserError";
+}
 
 export interface AcquiredSessionBrowser {
   browserId: string;
@@ -23,7 +28,14 @@ export function connectBrowserPool(address: string): SessionBrowsers {
   const client = connectClient(browserPool.BrowserPoolClient, address, 60_000);
   return {
     async acquire(projectId, sessionId, settings) {
-      const acquired = await client.acquireBrowser({ projectId, sessionId, settings });
+      const acquired = await client.acquireBrowser({ projectId, sessionId, settings }).catch((err: unknown) => {
+        // A quota or capacity refusal ends up in the session's summary: in browser-pool's own words, which say
+        // what to do, without the gRPC status in front.
+        if (err instanceof ClientError && err.kind === "limit_exceeded") {
+          throw new NoBrowserError(err.details, { cause: err });
+        }
+        throw err;
+      });
       const browser = acquired.browser;
       return {
         browserId: browser?.id ?? "",

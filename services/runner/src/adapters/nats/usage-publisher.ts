@@ -1,9 +1,14 @@
-import { randomUUID } from "node:crypto";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import type { StreamNames } from "@bas/event-store";
 import { billing } from "@bas/proto";
+import { retryUnavailable } from "@bas/service-kit";
+import type { OutagePolicy } from "../../app/ports";
 
 export interface LlmUsageFact {
+  /** Billing counts a usage id once: a retry, or a new attempt making sure billing has the call, reuses it. */
+  id: string;
+  /** When the call was made (default: now). */
+  occurredAt?: Date;
   projectId: string;
   sessionId: string;
   model: string;
@@ -13,24 +18,24 @@ export interface LlmUsageFact {
 }
 
 export interface UsagePublisher {
-  /** Publishes one model call's usage for billing; a retry reuses the usage id, so it is counted once. */
+  /** Publishes one model call's usage for billing, waiting out a NATS outage up to the grace; counted once per id. */
   publishLlm(usage: LlmUsageFact): Promise<void>;
 }
 
 export function createUsagePublisher(
   js: JetStreamClient,
   streams: StreamNames,
+  outage: OutagePolicy,
   now: () => Date = () => new Date(),
 ): UsagePublisher {
   const subject = streams.usage.subject("llm");
   return {
     async publishLlm(usage) {
-      const id = randomUUID();
       const message: billing.UsageRecorded = {
-        id,
+        id: usage.id,
         projectId: usage.projectId,
         sessionId: usage.sessionId,
-        occurredAt: now(),
+        occurredAt: usage.occurredAt ?? now(),
         llm: {
           model: usage.model,
           inputTokens: usage.inputTokens,
@@ -39,15 +44,12 @@ export function createUsagePublisher(
         },
       };
       const data = JSON.stringify(billing.UsageRecorded.toJSON(message));
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await js.publish(subject, data, { msgID: id });
-          return;
-        } catch (err) {
-          if (attempt >= 5) throw err;
-          await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
-        }
-      }
+      // Any failure to publish is NATS not answering: the same id makes a retry harmless.
+      await retryUnavailable(() => js.publish(subject, data, { msgID: usage.id }), {
+        graceMs: outage.graceMs,
+        retryable: () => true,
+        onRetry: (err, { waitedMs }) => outage.onWait?.("NATS", err, waitedMs),
+      });
     },
   };
 }

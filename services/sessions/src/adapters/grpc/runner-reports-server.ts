@@ -18,6 +18,22 @@ function stepMessage(m: sessions.StepMessage, i: number): StepMessageInput {
   return { role: m.role, type: m.type, data: m.data, summary: m.summary ?? null, hidden: m.hidden };
 }
 
+/** The agent's record rides in the step's event: bounded, so an event stays far below NATS's message limit. */
+const MAX_AGENT_RECORD_CHARS = 128 * 1024;
+
+function agentRecordOf(value: string | undefined): string | null {
+  if (!value) return null;
+  if (value.length > MAX_AGENT_RECORD_CHARS) {
+    throw invalid("agent_record", `agent_record must be at most ${MAX_AGENT_RECORD_CHARS} characters`);
+  }
+  return value;
+}
+
+function count(value: number, field: string): number {
+  if (!Number.isSafeInteger(value) || value < 0) throw invalid(field, `${field} must not be negative`);
+  return value;
+}
+
 function tokens(value: number, field: string): number {
   if (!Number.isSafeInteger(value) || value < 0) throw invalid(field, `${field} must be a non-negative integer`);
   return value;
@@ -51,6 +67,8 @@ export function runnerReportsServer(reports: RunnerReports, log?: HandlerLog): s
           summary: req.summary,
           screenshotRef: req.screenshotRef || null,
           messages: req.messages.map(stepMessage),
+          attempt: count(req.attempt ?? 0, "attempt"),
+          agentRecord: agentRecordOf(req.agentRecord),
         });
       },
       taskCompleted: async (req: sessions.TaskCompletedRequest) =>
@@ -73,7 +91,36 @@ export function runnerReportsServer(reports: RunnerReports, log?: HandlerLog): s
           taskId: taskIdOf(req.taskId),
           inputTokens: tokens(req.inputTokens, "input_tokens"),
           outputTokens: tokens(req.outputTokens, "output_tokens"),
+          // Without a usage id: an older runner reporting the task's totals.
+          call: req.usageId
+            ? {
+                usageId: req.usageId,
+                attempt: count(req.attempt ?? 0, "attempt"),
+                number: count(req.call ?? 0, "call"),
+              }
+            : null,
         }),
+      getTaskProgress: async (req: sessions.GetTaskProgressRequest): Promise<sessions.TaskProgress> => {
+        const progress = await reports.taskProgress(sessionIdOf(req.sessionId), taskIdOf(req.taskId));
+        const last = progress.lastUsage;
+        return {
+          attempt: progress.attempt,
+          lastStep: progress.lastStep,
+          steps: progress.steps,
+          inputTokens: progress.inputTokens,
+          outputTokens: progress.outputTokens,
+          ...(last
+            ? {
+                lastUsage: {
+                  usageId: last.usageId,
+                  inputTokens: last.inputTokens,
+                  outputTokens: last.outputTokens,
+                  occurredAt: new Date(last.occurredAt),
+                },
+              }
+            : {}),
+        };
+      },
       recordingSaved: async (req: sessions.RecordingSavedRequest) => {
         if (!req.recordingRef) throw invalid("recording_ref", "recording_ref is required");
         return report(req.sessionId, { type: "ReportRecording", ref: req.recordingRef });

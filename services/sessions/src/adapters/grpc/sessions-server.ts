@@ -1,14 +1,17 @@
+import type { ServerUnaryCall } from "@grpc/grpc-js";
 import type { sessions } from "@bas/proto";
 import { type HandlerLog, unaryService } from "@bas/service-kit";
+import type { CallDeadline } from "../../app/call-deadline";
 import type { CreateSessionInput } from "../../app/create-session";
 import type { SessionRecord } from "../../app/ports";
 import type { SessionLifecycle } from "../../app/session-lifecycle";
 import type { SessionReads } from "../../app/session-reads";
+import { deadlineOfCall } from "./deadline-of-call";
 import { createSessionInput, cursorOf, pageOf, projectIdOf, sessionIdOf, strategyOf } from "./requests";
 import { toProtoMessage, toProtoSession } from "./to-proto";
 
 export interface SessionsServerDeps {
-  create(input: CreateSessionInput): Promise<SessionRecord>;
+  create(input: CreateSessionInput, deadline: CallDeadline): Promise<SessionRecord>;
   lifecycle: SessionLifecycle;
   reads: SessionReads;
   log?: HandlerLog;
@@ -19,8 +22,8 @@ export function sessionsServer(deps: SessionsServerDeps): sessions.SessionsServe
   const { lifecycle, reads } = deps;
   return unaryService(
     {
-      createSession: async (req: sessions.CreateSessionRequest) =>
-        toProtoSession(await deps.create(createSessionInput(req))),
+      createSession: async (req: sessions.CreateSessionRequest, call: ServerUnaryCall<unknown, unknown>) =>
+        toProtoSession(await deps.create(createSessionInput(req), deadlineOfCall(call))),
       getSession: async (req: sessions.GetSessionRequest) =>
         toProtoSession(await reads.get(projectIdOf(req.projectId), sessionIdOf(req.sessionId))),
       listSessions: async (req: sessions.ListSessionsRequest): Promise<sessions.ListSessionsResponse> => {
@@ -28,9 +31,14 @@ export function sessionsServer(deps: SessionsServerDeps): sessions.SessionsServe
         const result = await reads.list(projectIdOf(req.projectId), page, pageSize);
         return { ...result, sessions: result.records.map(toProtoSession) };
       },
-      stopSession: async (req: sessions.StopSessionRequest) =>
+      stopSession: async (req: sessions.StopSessionRequest, call: ServerUnaryCall<unknown, unknown>) =>
         toProtoSession(
-          await lifecycle.stop(projectIdOf(req.projectId), sessionIdOf(req.sessionId), strategyOf(req.strategy)),
+          await lifecycle.stop(
+            projectIdOf(req.projectId),
+            sessionIdOf(req.sessionId),
+            strategyOf(req.strategy),
+            deadlineOfCall(call),
+          ),
         ),
       deleteSession: async (req: sessions.DeleteSessionRequest) => {
         await lifecycle.delete(projectIdOf(req.projectId), sessionIdOf(req.sessionId));

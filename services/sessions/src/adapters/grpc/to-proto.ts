@@ -2,11 +2,11 @@ import type { sessions } from "@bas/proto";
 import type { MessageRecord, SessionRecord } from "../../app/ports";
 
 /** The session as the gateway receives it: nulls become absent fields, URLs stay unsigned references. */
-export function toProtoSession({ session: s, costs }: SessionRecord): sessions.Session {
+export function toProtoSession({ session: s, status, costs }: SessionRecord): sessions.Session {
   return {
     id: s.id,
     projectId: s.settings.projectId,
-    status: s.status,
+    status,
     model: s.settings.model,
     thinkingLevel: s.settings.thinkingLevel ?? undefined,
     title: s.title ?? undefined,

@@ -23,6 +23,22 @@ function messagesOf(event: StoredEvent<SessionEvent>): { message: MessageData; s
       ];
     case "StepRecorded":
       return event.data.messages.map((message) => ({ message, screenshotRef: event.data.screenshotRef }));
+    case "SandboxFailed":
+      // Why the session ended (no browser could be had, it kept failing), as the conversation's last word. The
+      // event's id is the message's, so a rebuild gives the same id.
+      return [
+        {
+          message: {
+            id: event.id,
+            role: "ai",
+            type: "error",
+            data: event.data.error,
+            summary: "The session ended with an error",
+            hidden: false,
+          },
+          screenshotRef: null,
+        },
+      ];
     default:
       return [];
   }

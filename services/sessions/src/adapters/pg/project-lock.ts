@@ -1,13 +1,109 @@
-import { type Kysely, sql } from "kysely";
-import type { ProjectLock } from "../../app/ports";
+import { UnavailableError } from "@bas/service-kit";
+import { type Kysely, type Migration, sql } from "kysely";
+import { createKeyedTurns, createSemaphore } from "../../app/bounded-turns";
+import type { CallDeadline } from "../../app/call-deadline";
+import type { LockedProject, ProjectLock } from "../../app/ports";
+import { ACTIVE_STATUSES } from "../../domain/state";
+import type { SessionsDb } from "./schema";
 
-/** A Postgres transaction-scoped advisory lock per project: held until `fn` settles, on every replica. */
-export function createProjectLock(db: Kysely<any>, scope: string): ProjectLock {
+/**
+ * Sessions created under the lock that the read model may not show yet. The lock is released as soon as the
+ * creating events are appended, without waiting for the projection; the next holder counts these on top of the read
+ * model, so the limit holds however far the projection lags.
+ */
+export const projectLockMigrations: Record<string, Migration> = {
+  "002_session_create_reservations": {
+    async up(db) {
+      await sql`create table session_create_reservations (
+        project_id text not null,
+        session_id text not null,
+        created_at timestamptz not null default now(),
+        primary key (project_id, session_id))`.execute(db);
+    },
+  },
+};
+
+export interface PgProjectLockOptions {
+  /** A pool of the lock's own: holders never take connections from reads or projections, nor the other way round. */
+  db: Kysely<SessionsDb>;
+  /** Connections of that pool; more holders than this wait in line (bounded by their deadline). */
+  maxConnections: number;
+  /** Name space of the advisory lock keys. */
+  scope: string;
+}
+
+/** Postgres `lock_not_available`: `lock_timeout` ran out. */
+const LOCK_NOT_AVAILABLE = "55P03";
+
+function lockedProject(trx: Kysely<SessionsDb>, projectId: string): LockedProject {
   return {
-    run: (projectId, fn) =>
-      db.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(hashtext(${`${scope}:${projectId}`}))`.execute(trx);
-        return fn();
-      }),
+    async countActive() {
+      // One statement, one snapshot: a row the projection commits meanwhile is counted once, as a row or a
+      // reservation, never as both.
+      const { rows } = await sql<{ n: string }>`select
+          (select count(*) from sessions_view
+            where project_id = ${projectId} and not deleted and status in (${sql.join([...ACTIVE_STATUSES])}))
+          + (select count(*) from session_create_reservations r
+            where r.project_id = ${projectId}
+              and not exists (select 1 from sessions_view v where v.id = r.session_id)) as n`.execute(trx);
+      // Reservations the read model has caught up with are done.
+      await trx
+        .deleteFrom("session_create_reservations")
+        .where("project_id", "=", projectId)
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom("sessions_view")
+              .select("id")
+              .whereRef("sessions_view.id", "=", "session_create_reservations.session_id"),
+          ),
+        )
+        .execute();
+      return Number(rows[0]?.n ?? 0);
+    },
+    async reserve(sessionId) {
+      await trx
+        .insertInto("session_create_reservations")
+        .values({ project_id: projectId, session_id: sessionId })
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+    },
+  };
+}
+
+/**
+ * A per-project lock for every replica: a Postgres transaction-scoped advisory lock, on a connection of the lock's
+ * own pool, whose holder does its reads and writes on that same connection (it never asks a pool for a second one,
+ * which is how a burst of creates once drained the pool and froze every project). On this replica, creates of one
+ * project wait their turn in memory first, so a burst holds one connection per project, not one per request.
+ * Every wait is bounded by the caller's deadline; running out is `UnavailableError` with nothing done.
+ */
+export function createProjectLock(options: PgProjectLockOptions): ProjectLock {
+  const turns = createKeyedTurns("creating a session");
+  const connections = createSemaphore(options.maxConnections, "creating a session");
+  return {
+    async run(projectId, deadline: CallDeadline, fn) {
+      const releaseTurn = await turns(projectId, deadline.waitBudgetMs());
+      try {
+        const releaseConnection = await connections(deadline.waitBudgetMs());
+        try {
+          return await options.db.transaction().execute(async (trx) => {
+            const waitMs = Math.floor(deadline.waitBudgetMs());
+            if (waitMs < 1) throw new UnavailableError("creating a session could not be done in time; retry shortly");
+            await sql`select set_config('lock_timeout', ${`${waitMs}ms`}, true)`.execute(trx);
+            await sql`select pg_advisory_xact_lock(hashtext(${`${options.scope}:${projectId}`}))`.execute(trx);
+            return fn(lockedProject(trx, projectId));
+          });
+        } catch (err) {
+          if ((err as { code?: unknown }).code === LOCK_NOT_AVAILABLE) {
+            throw new UnavailableError("creating a session could not be done in time; retry shortly", { cause: err });
+          }
+          throw err;
+        } finally {
+          releaseConnection();
+        }
+      } finally {
+        releaseTurn();
+      }
+    },
   };
 }

@@ -16,6 +16,18 @@ export interface SessionsDb {
     updated_at: Timestamp;
     /** The folded aggregate state (json, not jsonb: the agent's output keeps its key order). */
     doc: ColumnType<Session, string, string>;
+    /** The last of created/idle/running the session had (shown after it ended until its costs are final). */
+    last_active_status: string | null;
+  };
+  /** The browsers browser-pool opened for sessions (from its `BrowserRequested` events). */
+  session_browsers: {
+    browser_id: string;
+    session_id: string;
+  };
+  /** Browsers whose last usage report billing has charged (from `ChargeRecorded.lastReport`): their cost is final. */
+  session_browser_final_charges: {
+    browser_id: string;
+    session_id: string;
   };
   session_costs: {
     session_id: string;
@@ -38,6 +50,12 @@ export interface SessionsDb {
     screenshot_ref: string | null;
     hidden: boolean;
     created_at: Timestamp;
+  };
+  /** Sessions created under the project lock that `sessions_view` may not show yet (see project-lock.ts). */
+  session_create_reservations: {
+    project_id: string;
+    session_id: string;
+    created_at: ColumnType<Date, string | undefined, never>;
   };
   session_secrets: {
     session_id: string;

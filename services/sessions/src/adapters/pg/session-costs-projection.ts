@@ -23,14 +23,28 @@ export const sessionCostsProjection: Projection<SessionsDb> = {
       proxy_cost_usd text not null,
       browser_cost_usd text not null,
       total_cost_usd text not null)`.execute(db);
+    await sql`create table if not exists session_browser_final_charges (
+      browser_id text primary key,
+      session_id text not null)`.execute(db);
   },
   async teardown(db) {
     await sql`drop table if exists session_costs`.execute(db);
+    await sql`drop table if exists session_browser_final_charges`.execute(db);
   },
   async apply(trx, event) {
     let totals: billing.Totals | undefined;
-    if (event.type === "ChargeRecorded") totals = billing.ChargeRecorded.fromJSON(event.data).totals;
-    else if (event.type === "BudgetExceeded") totals = billing.BudgetExceeded.fromJSON(event.data).totals;
+    if (event.type === "ChargeRecorded") {
+      const charge = billing.ChargeRecorded.fromJSON(event.data);
+      totals = charge.totals;
+      // The charge of a browser's last usage report: the totals below now hold all of that browser.
+      if (charge.lastReport && charge.browserId) {
+        await trx
+          .insertInto("session_browser_final_charges")
+          .values({ browser_id: charge.browserId, session_id: event.aggregateId })
+          .onConflict((oc) => oc.column("browser_id").doNothing())
+          .execute();
+      }
+    } else if (event.type === "BudgetExceeded") totals = billing.BudgetExceeded.fromJSON(event.data).totals;
     if (!totals) return;
     const values = {
       session_id: event.aggregateId,

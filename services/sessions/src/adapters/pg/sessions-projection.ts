@@ -1,7 +1,14 @@
 import type { Projection, StoredEvent } from "@bas/event-store";
 import { type Kysely, sql } from "kysely";
 import { SESSION_AGGREGATE, type SessionEvent, type SessionEventType } from "../../domain/events";
-import { ACTIVE_STATUSES, evolve, initialState, type Session } from "../../domain/state";
+import {
+  ACTIVE_STATUSES,
+  evolve,
+  initialState,
+  type Session,
+  type SessionStatus,
+  TERMINAL_STATUSES,
+} from "../../domain/state";
 import {
   type SessionCosts,
   type SessionPage,
@@ -44,6 +51,8 @@ export const sessionsProjection: Projection<SessionsDb, SessionEvent> = {
       created_at timestamptz not null,
       updated_at timestamptz not null,
       doc json not null)`.execute(db);
+    // The status a session had before it ended, shown while its costs are still being priced (see costsPending).
+    await sql`alter table sessions_view add column if not exists last_active_status text`.execute(db);
     await sql`create index if not exists sessions_view_by_project
       on sessions_view (project_id, created_at desc, id desc) where not deleted`.execute(db);
     await sql`create index if not exists sessions_view_inactive
@@ -61,12 +70,19 @@ export const sessionsProjection: Projection<SessionsDb, SessionEvent> = {
       .where("id", "=", event.aggregateId)
       .forUpdate()
       .executeTakeFirst();
-    const next = evolve(row?.doc ?? initialState(), event);
+    const before = row?.doc ?? initialState();
+    const next = evolve(before, event);
     if (next.status === "none") return;
+    const lastActive = ACTIVE_STATUSES.includes(next.status)
+      ? next.status
+      : before.status !== "none" && ACTIVE_STATUSES.includes(before.status)
+        ? before.status
+        : undefined;
     const values = {
       id: next.id,
       project_id: next.settings.projectId,
       status: next.status,
+      ...(lastActive ? { last_active_status: lastActive } : {}),
       deleted: next.deleted,
       created_at: next.createdAt,
       updated_at: next.updatedAt,
@@ -78,6 +94,7 @@ export const sessionsProjection: Projection<SessionsDb, SessionEvent> = {
       .onConflict((oc) =>
         oc.column("id").doUpdateSet({
           status: values.status,
+          ...(lastActive ? { last_active_status: lastActive } : {}),
           deleted: values.deleted,
           updated_at: values.updated_at,
           doc: values.doc,
@@ -101,18 +118,47 @@ const costsOf = (row: Record<string, unknown>): SessionCosts =>
 /** Lists never carry the screenshot or the recordings: those need signing, which only single reads do. */
 const forList = (session: Session): Session => ({ ...session, screenshotRef: null, recordingRefs: [] });
 
-export function createSessionQueries(db: Kysely<SessionsDb>): SessionQueries {
+export interface SessionQueriesOptions {
+  /** The domain clock (the one `updated_at` is written with). */
+  now(): Date;
+  /** How long an ended session may wait for its costs to be final before its terminal status shows anyway. */
+  finalCostsWaitMs: number;
+}
+
+/**
+ * The status a caller sees. A session that ended while a browser of its has not had its last usage charged yet
+ * (browser-pool stops the browser when it sees the end, then billing prices the browser's last report) still shows
+ * the status it had before: a caller that polls until a terminal status and reads the costs once must read final
+ * costs. Billing or browser-pool down for longer than `finalCostsWaitMs` does not hide the end for ever.
+ */
+function shownStatus(
+  row: { doc: Session; costs_pending: boolean; last_active_status: string | null; updated_at: Date },
+  options: SessionQueriesOptions,
+): SessionStatus {
+  const status = row.doc.status;
+  if (!row.costs_pending || !TERMINAL_STATUSES.includes(status)) return status;
+  if (options.now().getTime() - new Date(row.updated_at).getTime() >= options.finalCostsWaitMs) return status;
+  return (row.last_active_status as SessionStatus | null) ?? "running";
+}
+
+export function createSessionQueries(db: Kysely<SessionsDb>, options: SessionQueriesOptions): SessionQueries {
   const withCosts = () =>
     db
       .selectFrom("sessions_view as s")
       .leftJoin("session_costs as c", "c.session_id", "s.id")
       .select([
         "s.doc",
+        "s.updated_at",
+        "s.last_active_status",
         "c.proxy_used_mb",
         "c.llm_cost_usd",
         "c.proxy_cost_usd",
         "c.browser_cost_usd",
         "c.total_cost_usd",
+        sql<boolean>`exists (select 1 from session_browsers b where b.session_id = s.id
+          and not exists (select 1 from session_browser_final_charges f where f.browser_id = b.browser_id))`.as(
+          "costs_pending",
+        ),
       ]);
 
   async function get(projectId: string, sessionId: string): Promise<SessionRecord | undefined> {
@@ -121,7 +167,7 @@ export function createSessionQueries(db: Kysely<SessionsDb>): SessionQueries {
       .where("s.project_id", "=", projectId)
       .where("s.deleted", "=", false)
       .executeTakeFirst();
-    return row ? { session: row.doc, costs: costsOf(row) } : undefined;
+    return row ? { session: row.doc, status: shownStatus(row, options), costs: costsOf(row) } : undefined;
   }
 
   async function list(projectId: string, page: number, pageSize: number): Promise<SessionPage> {
@@ -141,19 +187,12 @@ export function createSessionQueries(db: Kysely<SessionsDb>): SessionQueries {
         .where("deleted", "=", false)
         .executeTakeFirstOrThrow(),
     ]);
-    const records = rows.map((row) => ({ session: forList(row.doc), costs: costsOf(row) }));
+    const records = rows.map((row) => ({
+      session: forList(row.doc),
+      status: shownStatus(row, options),
+      costs: costsOf(row),
+    }));
     return { records, total: Number(count.total), page, pageSize };
-  }
-
-  async function countActive(projectId: string): Promise<number> {
-    const row = await db
-      .selectFrom("sessions_view")
-      .select((eb) => eb.fn.countAll<string>().as("n"))
-      .where("project_id", "=", projectId)
-      .where("deleted", "=", false)
-      .where("status", "in", [...ACTIVE_STATUSES])
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
   }
 
   async function inactive(before: Date, limit: number): Promise<string[]> {
@@ -169,5 +208,5 @@ export function createSessionQueries(db: Kysely<SessionsDb>): SessionQueries {
     return rows.map((r) => r.id);
   }
 
-  return { get, list, countActive, inactive };
+  return { get, list, inactive };
 }

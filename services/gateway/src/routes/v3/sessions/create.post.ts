@@ -15,37 +15,44 @@ export const route = defineRoute({
     200: { description: "The session; liveUrl is set at once", schema: v3Schemas(deps.models).session },
   }),
   errors: [400, 402, 404, 409, 413, 429],
-  async handler({ body, project, headers }, deps) {
+  async handler({ body, project, headers, signal }, deps) {
     if (deps.models.get(body.model)?.requiresOwnKey && !body.useOwnKey)
       throw new BadRequestError(
         `Model '${body.model}' is served only with your own provider key: send "use_own_key": true`,
       );
     if (body.useOwnKey) await deps.requireOwnKey(project.projectId, body.model);
     await deps.requireCredit(project.projectId, body.sessionId ?? undefined);
+    // A new session needs a browser of its own; a task for an existing session uses the browser that session has.
+    if (!body.sessionId) await deps.requireBrowserCapacity(project.projectId);
     const idempotencyKey = headers["idempotency-key"];
-    const session = await deps.sessions.createSession({
-      projectId: project.projectId,
-      task: body.task,
-      model: body.model,
-      thinkingLevel: body.thinkingLevel ?? undefined,
-      sessionId: body.sessionId ?? undefined,
-      keepAlive: body.keepAlive,
-      maxCostUsd: body.maxCostUsd ?? undefined,
-      workspaceId: body.workspaceId ?? undefined,
-      browser: {
-        proxyCountryCode: body.proxyCountryCode ?? undefined,
-        profileId: body.profileId ?? undefined,
-        screenWidth: body.browserScreenWidth ?? undefined,
-        screenHeight: body.browserScreenHeight ?? undefined,
-        record: body.enableRecording,
+    const session = await deps.sessions.createSession(
+      {
+        projectId: project.projectId,
+        task: body.task,
+        model: body.model,
+        thinkingLevel: body.thinkingLevel ?? undefined,
+        sessionId: body.sessionId ?? undefined,
+        keepAlive: body.keepAlive,
+        maxCostUsd: body.maxCostUsd ?? undefined,
+        workspaceId: body.workspaceId ?? undefined,
+        browser: {
+          proxyCountryCode: body.proxyCountryCode ?? undefined,
+          profileId: body.profileId ?? undefined,
+          screenWidth: body.browserScreenWidth ?? undefined,
+          screenHeight: body.browserScreenHeight ?? undefined,
+          record: body.enableRecording,
+        },
+        outputSchema: body.outputSchema ?? undefined,
+        sensitiveData: body.sensitiveData ?? {},
+        inbox: body.inbox,
+        codeMode: body.codeMode,
+        useOwnKey: body.useOwnKey,
+        idempotencyKey: typeof idempotencyKey === "string" && idempotencyKey ? idempotencyKey.slice(0, 200) : undefined,
       },
-      outputSchema: body.outputSchema ?? undefined,
-      sensitiveData: body.sensitiveData ?? {},
-      inbox: body.inbox,
-      codeMode: body.codeMode,
-      useOwnKey: body.useOwnKey,
-      idempotencyKey: typeof idempotencyKey === "string" && idempotencyKey ? idempotencyKey.slice(0, 200) : undefined,
-    });
+      // A caller that went away is told nothing: the sessions service then creates nothing either (the cancel
+      // reaches it before its commit point), and neither does it once this call's deadline is near.
+      { signal },
+    );
     deps.sessionCache.invalidate(session.id);
     return { body: toSessionResponse(session, deps.urls.sign) };
   },

@@ -1,0 +1,32 @@
+import { checkSandboxTools, findChromium, findNatsServer, findPostgresBin } from "@bas/embedded-infra";
+import type { StackConfig } from "./config";
+
+export interface Prerequisites {
+  /** The Chromium browser-pool is to run (CHROMIUM_PATH, or one found in the usual places); unset with pods. */
+  chromiumPath: string | undefined;
+  /** One line per missing program, each saying how to install it; empty when nothing is missing. */
+  missing: string[];
+}
+
+/**
+ * Everything the stack needs from the machine, checked before anything starts, so that a newcomer learns at once
+ * and in one go what to install, instead of from a stack that never turns healthy. Nothing is launched to check.
+ */
+export function checkPrerequisites(config: StackConfig, env: NodeJS.ProcessEnv = process.env): Prerequisites {
+  const missing: string[] = [];
+  const attempt = <T>(find: () => T): T | undefined => {
+    try {
+      return find();
+    } catch (err) {
+      missing.push((err as Error).message);
+      return undefined;
+    }
+  };
+  if (!config.NATS_URL) attempt(findNatsServer);
+  if (!config.DATABASE_URL) attempt(findPostgresBin);
+  // With the Kubernetes driver browsers run in pods: nothing of theirs is needed here.
+  if (env.BROWSER_DRIVER === "kubernetes") return { chromiumPath: undefined, missing };
+  const chromiumPath = attempt(() => findChromium(config.CHROMIUM_PATH || undefined));
+  attempt(checkSandboxTools);
+  return { chromiumPath, missing };
+}

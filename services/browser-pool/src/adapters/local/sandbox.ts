@@ -1,0 +1,148 @@
+import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
+
+/** Inside every sandbox: where Chromium's DevTools and the bridge to the egress proxy listen (their own loopback). */
+export const SANDBOX_DEVTOOLS_PORT = 9222;
+export const SANDBOX_PROXY_PORT = 3128;
+
+/** The two Unix sockets a sandbox is reached through, in a folder of the browser's own outside the sandbox. */
+export const sandboxSockets = (socketsDir: string) => ({
+  devtools: join(socketsDir, "devtools.sock"),
+  egress: join(socketsDir, "egress.sock"),
+});
+
+export interface SandboxOptions {
+  /** Chromium's profile: the only host folder the browser can write, bound at the same path. */
+  profileDir: string;
+  /** Holds the sockets; bound at /sockets for the bridges, closed to the browser's user. */
+  socketsDir: string;
+  /** Chromium policies (file:// blocked), bound over /etc/chromium/policies/managed. */
+  policyDir: string;
+  /** The user Chromium runs as; undefined when browser-pool is not root and a user namespace stands in. */
+  uid: number | undefined;
+  chromiumPath: string;
+  chromiumArgs: readonly string[];
+}
+
+const INIT_SCRIPT = join(__dirname, "sandbox-init.sh");
+const SYSTEM_DIRS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+
+/**
+ * The command that starts one browser inside bubblewrap: new network, PID, IPC and UTS namespaces, and a file
+ * system that shows only the system's programs and libraries (/usr, /etc read-only), an empty /tmp of its own, and
+ * its profile. The host's files, DATA_DIR, other browsers' profiles, the host's loopback and every DevTools port
+ * of another browser do not exist from inside.
+ */
+export function sandboxCommand(options: SandboxOptions): { command: string; args: string[] } {
+  const args = [
+    ...(options.uid === undefined ? ["--unshare-user"] : []),
+    "--unshare-net",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--hostname",
+    "browser",
+    "--ro-bind",
+    "/usr",
+    "/usr",
+    ...SYSTEM_DIRS.flatMap(systemDir),
+    "--ro-bind",
+    "/etc",
+    "/etc",
+    // Folders bubblewrap creates are root's alone unless told otherwise; Chromium's user must read the policies.
+    "--perms",
+    "0755",
+    "--tmpfs",
+    "/etc/chromium",
+    "--perms",
+    "0755",
+    "--dir",
+    "/etc/chromium/policies",
+    "--ro-bind",
+    options.policyDir,
+    "/etc/chromium/policies/managed",
+    ...chromiumOutsideUsr(options.chromiumPath),
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--perms",
+    "1777",
+    "--tmpfs",
+    "/tmp",
+    ...parentsOf(options.profileDir).flatMap((dir) => ["--perms", "0755", "--dir", dir]),
+    "--bind",
+    options.profileDir,
+    options.profileDir,
+    "--bind",
+    options.socketsDir,
+    "/sockets",
+    "--ro-bind",
+    INIT_SCRIPT,
+    "/sandbox-init.sh",
+    "--chdir",
+    options.profileDir,
+    "--",
+    "/bin/sh",
+    "/sandbox-init.sh",
+    options.uid === undefined ? "" : String(options.uid),
+    options.chromiumPath,
+    ...options.chromiumArgs,
+  ];
+  return { command: "bwrap", args };
+}
+
+/** Usr-merged systems link /bin, /lib... into /usr; older ones have real folders, bound read-only. */
+function systemDir(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  const stat = lstatSync(dir);
+  if (stat.isSymbolicLink()) return ["--symlink", readlinkSync(dir), dir];
+  return ["--ro-bind", dir, dir];
+}
+
+/** A Chromium installed outside /usr (/opt/...) is bound read-only where it is. */
+function chromiumOutsideUsr(chromiumPath: string): string[] {
+  const real = realpathSync(chromiumPath);
+  if (real.startsWith("/usr/")) return [];
+  const dir = dirname(real);
+  return ["--ro-bind", dir, dir];
+}
+
+/** `/a/b/c` → `/a`, `/a/b`: the folders bubblewrap must create (traversable) before binding the profile. */
+function parentsOf(path: string): string[] {
+  const parts = dirname(path).split("/").filter(Boolean);
+  return parts.map((_, i) => `/${parts.slice(0, i + 1).join("/")}`).filter((dir) => dir !== "/tmp");
+}
+
+/**
+ * Throws, saying what to install, when a program every local browser needs is missing: bubblewrap builds the
+ * sandbox, socat bridges its two sockets, and Chromium is the browser.
+ */
+export function checkSandboxTools(chromiumPath: string): void {
+  const missing = ["bwrap", "socat"].filter((tool) => !onPath(tool));
+  if (missing.length > 0) {
+    throw new Error(
+      `${missing.join(" and ")} not found: every local browser runs in a bubblewrap sandbox reached through socat; ` +
+        "install them (Debian/Ubuntu: apt-get install -y bubblewrap socat; Fedora: dnf install -y bubblewrap socat)",
+    );
+  }
+  try {
+    accessSync(chromiumPath, constants.X_OK);
+  } catch {
+    throw new Error(
+      `Chromium not found at ${chromiumPath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
+    );
+  }
+}
+
+function onPath(name: string): boolean {
+  return (process.env.PATH ?? "").split(delimiter).some((dir) => {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}

@@ -1,0 +1,251 @@
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import puppeteer, { type Browser, type ElementHandle, type Page } from "puppeteer-core";
+import { resolveWithSystem } from "../src/adapters/network-proxy/network-proxy";
+import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
+import { startTestSite, TEST_PAGE_TITLE } from "./support/test-site";
+
+/**
+ * A tenant holds its browser's cdpUrl and may do anything CDP allows with it. Nothing it does may reach the host's
+ * files, loopback, private or link-local addresses, or another browser's DevTools; only BROWSER_EGRESS_ALLOW opens a
+ * destination (here: the test site).
+ */
+let h: PoolHarness;
+let site: Awaited<ReturnType<typeof startTestSite>>;
+let hostOnly: Server;
+let hostOnlyPort: number;
+const hostOnlyRequests: string[] = [];
+let secretsDir: string;
+let tenant: Browser;
+let page: Page;
+const project = randomUUID();
+const SECRET = `secret-${randomUUID()}`;
+
+beforeAll(async () => {
+  site = await startTestSite();
+  // A service of the host's that no browser may reach: it records every request that arrives.
+  hostOnly = createServer((req, res) => {
+    hostOnlyRequests.push(req.url ?? "");
+    res.end(SECRET);
+  });
+  await new Promise<void>((resolve) => hostOnly.listen(0, "127.0.0.1", resolve));
+  hostOnlyPort = (hostOnly.address() as { port: number }).port;
+  // A file like DATA_DIR/secrets.json: the host's, readable by its owner only.
+  secretsDir = mkdtempSync(join(tmpdir(), "bas-isolation-secrets-"));
+  writeFileSync(join(secretsDir, "secrets.json"), SECRET, { mode: 0o600 });
+
+  h = await startPoolHarness(
+    { BROWSER_EGRESS_ALLOW: site.host },
+    // A DNS name that resolves to loopback, as an attacker's domain would.
+    {
+      resolve: async (name) =>
+        name === "loopback.attacker.test" ? [{ address: "127.0.0.1", family: 4 }] : resolveWithSystem(name),
+    },
+  );
+  const browser = await h.client.createBrowser({
+    projectId: project,
+    settings: undefined,
+    timeoutMinutes: 0,
+    metadata: {},
+  });
+  tenant = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+  page = await tenant.newPage();
+}, 60_000);
+
+afterAll(async () => {
+  await tenant?.disconnect();
+  await h?.close();
+  await site?.close();
+  hostOnly?.closeAllConnections();
+  await new Promise<void>((resolve) => (hostOnly ? hostOnly.close(() => resolve()) : resolve()));
+  rmSync(secretsDir, { recursive: true, force: true });
+});
+
+/** Navigates and returns what the page shows, or the navigation error. */
+async function open(url: string): Promise<{ status?: number; text: string }> {
+  try {
+    const response = await page.goto(url, { timeout: 15_000 });
+    return { status: response?.status(), text: await page.evaluate(() => document.body?.textContent ?? "") };
+  } catch (err) {
+    return { text: (err as Error).message };
+  }
+}
+
+test("an allowed destination works: the egress policy opens exactly what BROWSER_EGRESS_ALLOW names", async () => {
+  await page.goto(site.url);
+  expect(await page.title()).toBe(TEST_PAGE_TITLE);
+});
+
+test("file:// is refused, and the host's files are not there even through a file upload", async () => {
+  for (const url of ["file:///etc/passwd", `file://${join(secretsDir, "secrets.json")}`]) {
+    const result = await open(url);
+    expect(result.text).toMatch(/ERR_BLOCKED_BY_ADMINISTRATOR/);
+  }
+  // DOM.setFileInputFiles hands a host path to the page: the sandbox has no such file, so nothing can be read.
+  const upload = await tenant.newPage();
+  await upload.goto(site.url);
+  await upload.evaluate(() => {
+    document.body.innerHTML = '<input type="file" id="f">';
+  });
+  const input = (await upload.$("#f")) as ElementHandle<HTMLInputElement> | null;
+  await input!.uploadFile(join(secretsDir, "secrets.json")).catch(() => undefined);
+  const read = await upload.evaluate(async () => {
+    const file = (document.getElementById("f") as HTMLInputElement).files?.[0];
+    if (!file) return "no file";
+    return file.text().catch((err: Error) => `unreadable: ${err.name}`);
+  });
+  expect(read).not.toContain("secret-");
+  await upload.close();
+});
+
+test.each([
+  ["a loopback address", () => `http://127.0.0.1:${hostOnlyPort}/`, /loopback/],
+  ["IPv6 loopback", () => `http://[::1]:${hostOnlyPort}/`, /loopback/],
+  ["an IPv4-mapped IPv6 loopback", () => `http://[::ffff:127.0.0.1]:${hostOnlyPort}/`, /loopback/],
+  ["localhost (a name that resolves to loopback)", () => `http://localhost:${hostOnlyPort}/`, /loopback/],
+  ["an attacker's name that resolves to loopback", () => `http://loopback.attacker.test:${hostOnlyPort}/`, /loopback/],
+  ["a redirect to loopback from an allowed site", () => `${site.url}redirect?to=127.0.0.1:${hostOnlyPort}`, /loopback/],
+  ["a private address", () => "http://10.11.12.13/", /private/],
+  ["the cloud metadata address", () => "http://169.254.169.254/latest/meta-data/", /link-local/],
+  ["a unique-local IPv6 address", () => "http://[fd00::1]/", /private/],
+  ["the DevTools port inside the sandbox", () => "http://127.0.0.1:9222/json/list", /loopback/],
+])("%s is refused with the reason, and nothing reaches it", async (_what, url, reason) => {
+  const before = hostOnlyRequests.length;
+  const result = await open(url());
+  expect(result.status).toBe(403);
+  expect(result.text).toMatch(/Blocked by the browser egress policy/);
+  expect(result.text).toMatch(reason);
+  expect(result.text).not.toContain(SECRET);
+  expect(hostOnlyRequests.length).toBe(before);
+});
+
+test("the stack's own ports stay closed even when BROWSER_EGRESS_ALLOW opens all of loopback", async () => {
+  const wide = await startPoolHarness({ BROWSER_EGRESS_ALLOW: "127.0.0.0/8", CDP_PORT: "0" }, {}, undefined);
+  try {
+    const browser = await wide.client.createBrowser({
+      projectId: project,
+      settings: undefined,
+      timeoutMinutes: 0,
+      metadata: {},
+    });
+    const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+    const tab = await client.newPage();
+    const cdp = new URL(browser.cdpUrl);
+    const postgres = new URL(wide.env.DATABASE_URL);
+    for (const target of [
+      `127.0.0.1:${cdp.port}`,
+      `127.0.0.1:${wide.service.grpcPort}`,
+      `127.0.0.1:${postgres.port}`,
+    ]) {
+      const response = await tab.goto(`http://${target}/`);
+      expect(response?.status()).toBe(403);
+      expect(await tab.evaluate(() => document.body.textContent)).toMatch(/this service's own ports/);
+    }
+    // Opened loopback is open: the host-only service answers.
+    await tab.goto(`http://127.0.0.1:${hostOnlyPort}/`);
+    expect(await tab.evaluate(() => document.body.textContent)).toBe(SECRET);
+    await client.disconnect();
+  } finally {
+    await wide.close();
+  }
+});
+
+test("no browser has a DevTools (or any) TCP port on the host, and none runs as root", async () => {
+  const second = await h.client.createBrowser({
+    projectId: randomUUID(),
+    settings: undefined,
+    timeoutMinutes: 0,
+    metadata: {},
+  });
+  expect(second.id).toBeTruthy();
+  const listening = listeningSocketInodes();
+  const browserPids = processesWithArg(`--user-data-dir=${h.dataDir}/`);
+  expect(browserPids.length).toBeGreaterThan(0);
+  for (const pid of browserPids) {
+    const sockets = socketInodesOf(pid).filter((inode) => listening.has(inode));
+    expect({ pid, sockets }).toEqual({ pid, sockets: [] });
+  }
+  const chromium = browserPids.filter((pid) =>
+    readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0].endsWith("/chromium"),
+  );
+  expect(chromium.length).toBeGreaterThan(0);
+  for (const pid of chromium) {
+    const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+    if (process.getuid?.() === 0) expect(uid).toBeGreaterThan(0);
+  }
+});
+
+test("a killed browser leaves nothing in the host's /tmp: its temp files lived in its own sandbox", async () => {
+  const browser = await h.client.createBrowser({
+    projectId: randomUUID(),
+    settings: undefined,
+    timeoutMinutes: 0,
+    metadata: {},
+  });
+  const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+  await (await client.newPage()).goto(site.url);
+  await client.disconnect();
+  // Chromium keeps its singleton socket in a temp folder (/tmp/org.chromium.*) and links it from the profile.
+  const tempDir = dirname(readlinkSync(join(h.dataDir, browser.id, "SingletonSocket")));
+  expect(tempDir).toMatch(/org\.chromium\./);
+  for (const pid of processesWithArg(`--user-data-dir=${join(h.dataDir, browser.id)}`)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {}
+  }
+  await eventually(
+    async () =>
+      (await h.client.getBrowser({ projectId: browser.projectId, browserId: browser.id })).status === "stopped"
+        ? true
+        : undefined,
+    15_000,
+    "the crash recorded",
+  );
+  expect(existsSync(tempDir)).toBe(false);
+});
+
+/** Inodes of TCP sockets listening in this (the host's) network namespace. */
+function listeningSocketInodes(): Set<string> {
+  const inodes = new Set<string>();
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const line of readFileSync(table, "utf8").split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] === "0A") inodes.add(fields[9]);
+    }
+  }
+  return inodes;
+}
+
+function socketInodesOf(pid: number): string[] {
+  try {
+    return readdirSync(`/proc/${pid}/fd`)
+      .map((fd) => {
+        try {
+          return /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+        } catch {
+          return undefined;
+        }
+      })
+      .filter((inode): inode is string => inode !== undefined);
+  } catch {
+    return [];
+  }
+}
+
+function processesWithArg(prefix: string): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8")
+          .split("\0")
+          .some((arg) => arg.startsWith(prefix));
+      } catch {
+        return false;
+      }
+    });
+}
