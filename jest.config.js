@@ -9,6 +9,8 @@ module.exports = {
   globalSetup: "<rootDir>/packages/testing/src/global-setup.ts",
   globalTeardown: "<rootDir>/packages/testing/src/global-teardown.ts",
   reporters: ["default", "<rootDir>/packages/testing/src/summary-reporter.js"],
+  // Out of /tmp: a test run leaves nothing there.
+  cacheDirectory: "<rootDir>/node_modules/.cache/jest",
   testTimeout: 60_000,
   maxWorkers: 2,
 };

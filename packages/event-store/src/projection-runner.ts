@@ -152,6 +152,16 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
     // Short-lived pull requests: one left behind by a process that died is not waited on for long.
     const current = await consumer.consume({ max_messages: 512, expires: PULL_EXPIRES_MS });
     messages = current;
+    try {
+      await consumeFrom(current);
+    } finally {
+      // Also when stop() came while the subscription was being made: a subscription left open keeps its
+      // heartbeat timer running after the connection is gone, and with it the process.
+      current.stop();
+    }
+  }
+
+  async function consumeFrom(current: ConsumerMessages): Promise<void> {
     const iterator = current[Symbol.asyncIterator]();
     // A next() that outlived a wait below; the loop takes it up first.
     let carried: Promise<IteratorResult<JsMsg>> | undefined;

@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { chown, mkdir, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { BrowserHandle } from "../../domain/browser-events";
@@ -35,6 +37,22 @@ type LocalHandle = Extract<BrowserHandle, { driver: "local" }>;
 const DEVTOOLS_LINE = /DevTools listening on (ws:\/\/\S+)/;
 /** Folders under the root that are not profiles: sockets per browser, and the Chromium policies. */
 const SOCKETS = ".sockets";
+/** A Unix socket's path has at most 107 bytes (sun_path); a longer one cannot be bound or connected to. */
+const MAX_SOCKET_PATH = 107;
+
+/** A browser's socket folder: short and fixed in length, whatever the browser's id. */
+const socketDirName = (browserId: string) => createHash("sha256").update(browserId).digest("hex").slice(0, 16);
+
+/**
+ * Where the browsers' socket folders go: in the root when the paths fit, else (a deep DATA_DIR) in a folder of the
+ * temp dir named after the root, so that a restarted browser-pool finds the same sockets again.
+ */
+export function socketRootFor(root: string): string {
+  const inRoot = join(root, SOCKETS);
+  const longest = sandboxSockets(join(inRoot, socketDirName(""))).devtools;
+  if (Buffer.byteLength(longest) <= MAX_SOCKET_PATH) return inRoot;
+  return join(tmpdir(), `bas-sockets-${createHash("sha256").update(root).digest("hex").slice(0, 12)}`);
+}
 
 /**
  * Chromium as child processes of this node, each in a sandbox of its own (see sandbox.ts) that is also a process
@@ -44,7 +62,8 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
   const launchTimeoutMs = options.launchTimeoutMs ?? 20_000;
   const pollMs = options.pollMs ?? 1_000;
   const dirArg = (dir: string) => `--user-data-dir=${dir}`;
-  const socketsDirOf = (id: string) => join(options.root, SOCKETS, id);
+  const socketRoot = socketRootFor(options.root);
+  const socketsDirOf = (id: string) => join(socketRoot, socketDirName(id));
   let policies: Promise<string> | undefined;
 
   async function egressAddress(id: string, handle?: BrowserHandle): Promise<EgressAddress> {
@@ -201,12 +220,12 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
       if (group !== undefined) signalGroup(group, "SIGKILL");
       reaped.add(id);
     }
-    const dirs = [
-      ...(await readdir(options.root).catch(() => [] as string[])),
-      ...(await readdir(join(options.root, SOCKETS)).catch(() => [] as string[])),
-    ];
-    for (const id of new Set(dirs)) {
+    for (const id of await readdir(options.root).catch(() => [] as string[])) {
       if (!id.startsWith(".") && !keep.has(id)) await removeDirs(id);
+    }
+    const keptSockets = new Set([...keep].map(socketDirName));
+    for (const name of await readdir(socketRoot).catch(() => [] as string[])) {
+      if (!keptSockets.has(name)) await rm(join(socketRoot, name), { recursive: true, force: true });
     }
     return [...reaped];
   }
