@@ -35,7 +35,12 @@ afterAll(async () => {
 
 test("browsers work however deep the data folder is", async () => {
   expect(h.dataDir.length).toBeGreaterThan(107);
-  const created = await h.client.createBrowser({ projectId: randomUUID(), timeoutMinutes: 0, metadata: {} });
+  const created = await h.client.createBrowser({
+    projectId: randomUUID(),
+    settings: undefined,
+    timeoutMinutes: 0,
+    metadata: {},
+  });
   const browser = await puppeteer.connect({ browserWSEndpoint: created.cdpUrl });
   try {
     const page = await browser.newPage();
