@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# `npm run setup`: installs the system programs the service needs when they are missing (root, or sudo without a
+# password), otherwise prints the exact command for this OS and stops. Runs before `npm install`: plain bash only.
+#
+# For tests: SETUP_OS_RELEASE (default /etc/os-release), SETUP_UNAME (default `uname -s`), SETUP_CAN_INSTALL (yes|no,
+# default: root or passwordless sudo), SETUP_ASSUME_MISSING (programs to treat as missing, space-separated).
+set -euo pipefail
+
+os_release=${SETUP_OS_RELEASE:-/etc/os-release}
+kernel=${SETUP_UNAME:-$(uname -s)}
+assume_missing=" ${SETUP_ASSUME_MISSING:-} "
+
+say() { printf 'setup: %s\n' "$*"; }
+
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -lt 20 ]; then
+  say "Node.js 20 or newer is needed (found: $(node --version 2>/dev/null || echo none)); Node 20 and 24 are tested."
+  exit 1
+fi
+
+on_path() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/sbin/$1" ]; }
+has() {
+  case "$assume_missing" in *" $1 "*) return 1 ;; esac
+  case "$1" in
+    nats-server) on_path nats-server ;;
+    postgres) compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null || on_path pg_ctl ;;
+    chromium)
+      if [ -n "${CHROMIUM_PATH:-}" ]; then [ -x "$CHROMIUM_PATH" ]; else
+        [ -x /usr/bin/chromium ] || on_path chromium || on_path chromium-browser
+      fi
+      ;;
+    *) on_path "$1" ;;
+  esac
+}
+
+# What the service runs, in the order the packages are named below. Browsers are sandboxed with bubblewrap and
+# reached through socat (Linux only); setpriv and runuser (util-linux) drop root for browsers and Postgres.
+programs=(nats-server postgres chromium)
+[ "$kernel" = Linux ] && programs+=(bwrap socat setpriv)
+missing=()
+for program in "${programs[@]}"; do has "$program" || missing+=("$program"); done
+if [ ${#missing[@]} -eq 0 ]; then
+  say "everything the service needs is installed (${programs[*]})."
+  exit 0
+fi
+
+family=unknown
+if [ "$kernel" = Darwin ]; then
+  family=macos
+elif [ -r "$os_release" ]; then
+  ids=$(. "$os_release" && echo " ${ID:-} ${ID_LIKE:-} ")
+  case "$ids" in
+    *" debian "* | *" ubuntu "*) family=debian ;;
+    *" fedora "* | *" rhel "* | *" centos "*) family=fedora ;;
+  esac
+fi
+
+package_of() {
+  case "$family:$1" in
+    debian:postgres) echo postgresql ;;
+    fedora:postgres) echo postgresql-server ;;
+    macos:postgres) echo postgresql@16 ;;
+    *:bwrap) echo bubblewrap ;;
+    *:setpriv) echo util-linux ;;
+    *) echo "$1" ;;
+  esac
+}
+packages=()
+for program in "${missing[@]}"; do packages+=("$(package_of "$program")"); done
+
+case $family in
+  debian) install=(apt-get install -y --no-install-recommends "${packages[@]}") ;;
+  fedora) install=(dnf install -y "${packages[@]}") ;;
+  macos) install=(brew install "${packages[@]}") ;;
+  *)
+    say "missing: ${missing[*]}. This OS is not one setup knows (Debian/Ubuntu, Fedora, macOS): install them with"
+    say "its package manager, or point the service at existing ones (NATS_URL, DATABASE_URL, CHROMIUM_PATH)."
+    exit 1
+    ;;
+esac
+
+can_install=${SETUP_CAN_INSTALL:-}
+sudo=()
+if [ -z "$can_install" ]; then
+  if [ "$(id -u)" -eq 0 ]; then can_install=yes
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then can_install=yes; sudo=(sudo -n)
+  else can_install=no
+  fi
+fi
+if [ "$family" = macos ] || [ "$can_install" != yes ]; then
+  [ "$family" = debian ] && hint="sudo apt-get update && sudo ${install[*]}" || hint="${install[*]}"
+  [ "$family" = fedora ] && hint="sudo ${install[*]}"
+  say "missing: ${missing[*]}. Install them, then run this again:"
+  printf '\n  %s\n\n' "$hint"
+  [ "$family" = macos ] && say "note: browsers run in a bubblewrap sandbox, which needs Linux; on macOS use the Kubernetes driver or a Linux VM."
+  exit 1
+fi
+
+say "installing ${packages[*]} ..."
+if [ "$family" = debian ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" "${install[@]}" -qq </dev/null
+else
+  "${sudo[@]}" "${install[@]}" </dev/null
+fi
+still=()
+for program in "${missing[@]}"; do has "$program" || still+=("$program"); done
+if [ ${#still[@]} -gt 0 ]; then
+  say "still missing after installing: ${still[*]}"
+  exit 1
+fi
+say "installed ${packages[*]}."
