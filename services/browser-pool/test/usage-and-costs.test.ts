@@ -116,5 +116,12 @@ test("the cost fields copy billing's latest ChargeRecorded totals for the browse
     return b.proxyUsedMb === "1.25" ? b : undefined;
   });
   expect(read).toMatchObject({ proxyUsedMb: "1.25", proxyCost: "0.0021", browserCost: "0.0100" });
-  await h.client.stopBrowser({ projectId: project, browserId: created.id });
+
+  // Every stop answers what GET shows, the first and a repeated one: costs included.
+  const stopped = await h.client.stopBrowser({ projectId: project, browserId: created.id });
+  const again = await h.client.stopBrowser({ projectId: project, browserId: created.id });
+  const got = await h.client.getBrowser({ projectId: project, browserId: created.id });
+  expect(stopped).toMatchObject({ status: "stopped", proxyUsedMb: "1.25", browserCost: "0.0100" });
+  expect(again).toEqual(got);
+  expect(stopped).toEqual(got);
 });

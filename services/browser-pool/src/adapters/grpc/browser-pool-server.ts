@@ -108,8 +108,14 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
           pageSize: size,
         };
       },
-      stopBrowser: async (req: browserPool.StopBrowserRequest) =>
-        toProtoBrowser(await pool.stop(required(req.projectId, "project_id"), browserIdOf(req.browserId))),
+      stopBrowser: async (req: browserPool.StopBrowserRequest) => {
+        const projectId = required(req.projectId, "project_id");
+        const stopped = await pool.stop(projectId, browserIdOf(req.browserId));
+        // The answer is what GET shows (the read model, which stop waited for): a browser stopped before has its
+        // metered traffic and costs there, not in the stop decision.
+        const row = await findBrowser(db, projectId, stopped.id);
+        return toProtoBrowser(row ? viewFromRow(row) : stopped);
+      },
       acquireBrowser: async (req: browserPool.AcquireBrowserRequest): Promise<browserPool.AcquiredBrowser> => {
         const acquired = await sessions.acquire({
           projectId: required(req.projectId, "project_id"),
