@@ -16,6 +16,7 @@ import { startRevocationListener } from "./adapters/pg/revocation-listener";
 import type { GatewayDatabase } from "./adapters/pg/schema";
 import { createAuthenticator } from "./app/authenticator";
 import { createCreditCheck } from "./app/credit-check";
+import { createModelRouteCheck } from "./app/model-route-check";
 import { createOwnKeyCheck } from "./app/own-key-check";
 import { createHealthCheck } from "./app/health";
 import { createProjectAdmin } from "./app/project-admin";
@@ -106,6 +107,7 @@ export async function startGatewayService(config: GatewayConfig): Promise<Gatewa
     sessionCache,
     requireCredit: createCreditCheck(config.BILLING_ADDR ? clients.billing : undefined),
     requireOwnKey: createOwnKeyCheck(config.RUNNER_ADDR ? clients.runner : undefined),
+    requireModelRoute: createModelRouteCheck(config.RUNNER_ADDR ? clients.runner : undefined),
     requireBrowserCapacity: createBrowserCapacityCheck(config.BROWSER_POOL_ADDR ? clients.browserPool : undefined, log),
     blobs,
     urls,

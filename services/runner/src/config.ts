@@ -39,8 +39,11 @@ const address = z.string().regex(/^[^\s:]+:\d+$/, "expected host:port");
 export const runnerEnv = {
   ...commonEnv,
   GRPC_PORT: envPort(50053),
-  /** The default model route: any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, a gateway...). */
-  LLM_BASE_URL: z.string().url().default("https://api.openai.com/v1"),
+  /**
+   * The default model route: any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, a gateway...). None by default:
+   * without it (and without a MODEL_ROUTES entry with a baseUrl) a task is refused at creation.
+   */
+  LLM_BASE_URL: z.preprocess((v) => (v === "" ? undefined : v), z.string().url().optional()),
   LLM_API_KEY: z.string().optional(),
   /** One provider model for every model value on the default route (e.g. a local server with one model). */
   LLM_MODEL: z.string().min(1).optional(),

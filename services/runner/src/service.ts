@@ -63,7 +63,7 @@ export async function startRunnerService(config: RunnerConfig, deps: RunnerServi
   );
   const catalog = loadModelCatalog(config.MODEL_CATALOG);
   const routes = createRouteTable({
-    baseUrl: config.LLM_BASE_URL,
+    ...(config.LLM_BASE_URL ? { baseUrl: config.LLM_BASE_URL } : {}),
     ...(config.LLM_API_KEY ? { apiKey: config.LLM_API_KEY } : {}),
     ...(config.LLM_MODEL ? { defaultModel: config.LLM_MODEL } : {}),
     overrides: config.MODEL_ROUTES,
@@ -160,10 +160,7 @@ export async function startRunnerService(config: RunnerConfig, deps: RunnerServi
   });
 
   const grpc = createGrpcServer();
-  grpc.add(
-    runner.RunnerService,
-    runnerServer({ status, keys, providerOf: (model) => routes.resolve(model).provider, log }),
-  );
+  grpc.add(runner.RunnerService, runnerServer({ status, keys, routes, log }));
   const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
 
   const consumer = await startWorkConsumer(

@@ -94,6 +94,16 @@ export interface CheckOwnKeyResponse {
   provider: string;
 }
 
+export interface CheckModelRouteRequest {
+  /** A model value of the catalog (the session's model). */
+  model: string;
+}
+
+export interface CheckModelRouteResponse {
+  /** LLM_BASE_URL, or a MODEL_ROUTES entry with a base URL, serves the model. */
+  configured: boolean;
+}
+
 function createBaseRunnerStatus(): RunnerStatus {
   return { activeTasks: 0, sessionIds: [] };
 }
@@ -1147,6 +1157,140 @@ export const CheckOwnKeyResponse: MessageFns<CheckOwnKeyResponse> = {
   },
 };
 
+function createBaseCheckModelRouteRequest(): CheckModelRouteRequest {
+  return { model: "" };
+}
+
+export const CheckModelRouteRequest: MessageFns<CheckModelRouteRequest> = {
+  encode(message: CheckModelRouteRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.model !== "") {
+      writer.uint32(10).string(message.model);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CheckModelRouteRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCheckModelRouteRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CheckModelRouteRequest {
+    return { model: isSet(object.model) ? globalThis.String(object.model) : "" };
+  },
+
+  toJSON(message: CheckModelRouteRequest): unknown {
+    const obj: any = {};
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CheckModelRouteRequest>, I>>(base?: I): CheckModelRouteRequest {
+    return CheckModelRouteRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CheckModelRouteRequest>, I>>(object: I): CheckModelRouteRequest {
+    const message = createBaseCheckModelRouteRequest();
+    message.model = object.model ?? "";
+    return message;
+  },
+};
+
+function createBaseCheckModelRouteResponse(): CheckModelRouteResponse {
+  return { configured: false };
+}
+
+export const CheckModelRouteResponse: MessageFns<CheckModelRouteResponse> = {
+  encode(message: CheckModelRouteResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.configured !== false) {
+      writer.uint32(8).bool(message.configured);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CheckModelRouteResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCheckModelRouteResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.configured = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CheckModelRouteResponse {
+    return { configured: isSet(object.configured) ? globalThis.Boolean(object.configured) : false };
+  },
+
+  toJSON(message: CheckModelRouteResponse): unknown {
+    const obj: any = {};
+    if (message.configured !== false) {
+      obj.configured = message.configured;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CheckModelRouteResponse>, I>>(base?: I): CheckModelRouteResponse {
+    return CheckModelRouteResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CheckModelRouteResponse>, I>>(object: I): CheckModelRouteResponse {
+    const message = createBaseCheckModelRouteResponse();
+    message.configured = object.configured ?? false;
+    return message;
+  },
+};
+
 /** Runners take tasks from the JetStream work queue, not over gRPC; this service is for operators. */
 export type RunnerService = typeof RunnerService;
 export const RunnerService = {
@@ -1205,6 +1349,18 @@ export const RunnerService = {
     responseSerialize: (value: CheckOwnKeyResponse): Buffer => Buffer.from(CheckOwnKeyResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CheckOwnKeyResponse => CheckOwnKeyResponse.decode(value),
   },
+  /** Is an endpoint configured for this model value? The gateway refuses a task nobody could run (400). */
+  checkModelRoute: {
+    path: "/bas.v1.Runner/CheckModelRoute" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CheckModelRouteRequest): Buffer =>
+      Buffer.from(CheckModelRouteRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CheckModelRouteRequest => CheckModelRouteRequest.decode(value),
+    responseSerialize: (value: CheckModelRouteResponse): Buffer =>
+      Buffer.from(CheckModelRouteResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CheckModelRouteResponse => CheckModelRouteResponse.decode(value),
+  },
 } as const;
 
 export interface RunnerServer extends UntypedServiceImplementation {
@@ -1219,6 +1375,8 @@ export interface RunnerServer extends UntypedServiceImplementation {
   listProviderKeys: handleUnaryCall<ListProviderKeysRequest, ListProviderKeysResponse>;
   /** For the gateway at session creation with use_own_key: is there a stored key that serves this model? */
   checkOwnKey: handleUnaryCall<CheckOwnKeyRequest, CheckOwnKeyResponse>;
+  /** Is an endpoint configured for this model value? The gateway refuses a task nobody could run (400). */
+  checkModelRoute: handleUnaryCall<CheckModelRouteRequest, CheckModelRouteResponse>;
 }
 
 export interface RunnerClient extends Client {
@@ -1299,6 +1457,22 @@ export interface RunnerClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CheckOwnKeyResponse) => void,
+  ): ClientUnaryCall;
+  /** Is an endpoint configured for this model value? The gateway refuses a task nobody could run (400). */
+  checkModelRoute(
+    request: CheckModelRouteRequest,
+    callback: (error: ServiceError | null, response: CheckModelRouteResponse) => void,
+  ): ClientUnaryCall;
+  checkModelRoute(
+    request: CheckModelRouteRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CheckModelRouteResponse) => void,
+  ): ClientUnaryCall;
+  checkModelRoute(
+    request: CheckModelRouteRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CheckModelRouteResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -5,6 +5,7 @@ import type { Logger, PromiseClient } from "@bas/service-kit";
 import type { BrowserCapacityCheck } from "../app/browser-capacity-check";
 import type { CreditCheck } from "../app/credit-check";
 import type { HealthReport } from "../app/health";
+import type { ModelRouteCheck } from "../app/model-route-check";
 import type { OwnKeyCheck } from "../app/own-key-check";
 import type { SessionCache } from "../app/session-cache";
 
@@ -22,6 +23,7 @@ export interface GatewayDeps {
   requireBrowserCapacity: BrowserCapacityCheck;
   /** With `use_own_key`: throws `bad_request` (400) when the project stored no key for the model's provider. */
   requireOwnKey: OwnKeyCheck;
+  requireModelRoute: ModelRouteCheck;
   /** Single-session reads, invalidated by the sessions service's change notices. */
   sessionCache: SessionCache;
   blobs: BlobStore;

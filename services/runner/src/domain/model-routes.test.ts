@@ -50,3 +50,19 @@ test("thinkingLevel maps to reasoning_effort only for reasoning routes", () => {
   expect(reasoningEffort(table.resolve("o4-mini"), undefined)).toBeUndefined();
   expect(reasoningEffort(table.resolve("gpt-4o"), "high")).toBeUndefined();
 });
+
+test("without LLM_BASE_URL only models with an endpoint in MODEL_ROUTES are served; the others say how to fix it", () => {
+  const table = createRouteTable({
+    overrides: { "claude-sonnet-4": { baseUrl: "http://anthropic-proxy/v1", provider: "anthropic" } },
+    canonical,
+  });
+  expect(table.serves("claude-sonnet-4")).toBe(true);
+  expect(table.resolve("claude-sonnet-4").baseUrl).toBe("http://anthropic-proxy/v1");
+  expect(table.serves("svc-max")).toBe(false);
+  expect(() => table.resolve("svc-max")).toThrow(
+    /no model endpoint is configured for model 'svc-max': set LLM_BASE_URL/,
+  );
+  // Where an own key would be stored is known without an endpoint.
+  expect(table.providerOf("claude-sonnet-4")).toBe("anthropic");
+  expect(table.providerOf("svc-max")).toBe("default");
+});

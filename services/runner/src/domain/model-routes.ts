@@ -43,7 +43,8 @@ export const DEFAULT_TIER_MODELS: Readonly<Record<string, string>> = {
 const REASONING_MODELS = /^(o\d|gpt-5)/;
 
 export interface RouteTableOptions {
-  baseUrl: string;
+  /** The default route's endpoint; without it, only models with a `baseUrl` in MODEL_ROUTES are served. */
+  baseUrl?: string;
   apiKey?: string;
   /** One provider model for every model value on the default route (a local Ollama/vLLM serving one model). */
   defaultModel?: string;
@@ -53,7 +54,23 @@ export interface RouteTableOptions {
 }
 
 export interface RouteTable {
+  /** The route of a model value; throws NoModelRouteError when no endpoint is configured for it. */
   resolve(model: string): ModelRoute;
+  /** An endpoint is configured for the model value (tasks for it can run). */
+  serves(model: string): boolean;
+  /** The provider name a project's own key for this model is stored under. */
+  providerOf(model: string): string;
+}
+
+/** No LLM_BASE_URL and no MODEL_ROUTES entry with a `baseUrl` for the model: there is nowhere to send its calls. */
+export class NoModelRouteError extends Error {
+  override name = "NoModelRouteError";
+  constructor(model: string) {
+    super(
+      `no model endpoint is configured for model '${model}': set LLM_BASE_URL (and LLM_API_KEY) to an ` +
+        "OpenAI-compatible endpoint (OpenAI, a local Ollama or vLLM, ...), or MODEL_ROUTES",
+    );
+  }
 }
 
 /**
@@ -61,18 +78,32 @@ export interface RouteTable {
  * default route. Provider-named models keep their name unless configured otherwise.
  */
 export function createRouteTable(options: RouteTableOptions): RouteTable {
+  const overridesOf = (model: string) => {
+    const tier = options.canonical(model);
+    return { tier, own: options.overrides[model] ?? options.overrides[tier] ?? {}, any: options.overrides["*"] ?? {} };
+  };
+  const baseUrlOf = (model: string) => {
+    const { own, any } = overridesOf(model);
+    return own.baseUrl ?? any.baseUrl ?? options.baseUrl;
+  };
+  const providerOf = (model: string) => {
+    const { own, any } = overridesOf(model);
+    return own.provider ?? any.provider ?? "default";
+  };
   return {
+    serves: (model) => baseUrlOf(model) !== undefined,
+    providerOf,
     resolve(model) {
-      const tier = options.canonical(model);
-      const override = options.overrides[model] ?? options.overrides[tier] ?? {};
-      const any = options.overrides["*"] ?? {};
+      const baseUrl = baseUrlOf(model);
+      if (baseUrl === undefined) throw new NoModelRouteError(model);
+      const { tier, own: override, any } = overridesOf(model);
       const providerModel = override.model ?? any.model ?? options.defaultModel ?? DEFAULT_TIER_MODELS[tier] ?? tier;
       const apiKey = override.apiKey ?? any.apiKey ?? options.apiKey;
       return {
-        baseUrl: override.baseUrl ?? any.baseUrl ?? options.baseUrl,
+        baseUrl,
         model: providerModel,
         ...(apiKey ? { apiKey } : {}),
-        provider: override.provider ?? any.provider ?? "default",
+        provider: providerOf(model),
         vision: override.vision ?? any.vision ?? false,
         reasoning: override.reasoning ?? any.reasoning ?? REASONING_MODELS.test(providerModel),
         toolChoice: override.toolChoice ?? any.toolChoice ?? "required",

@@ -1,12 +1,13 @@
 import type { runner } from "@bas/proto";
 import { type HandlerLog, InvalidArgumentError, unaryService } from "@bas/service-kit";
+import type { RouteTable } from "../../domain/model-routes";
 import type { ProviderKeyInfo, ProviderKeys } from "../pg/provider-keys";
 
 export interface RunnerServerDeps {
   status(): { activeTasks: number; sessionIds: string[] };
   keys: ProviderKeys;
-  /** The provider a model value routes to (where its own key is looked up). */
-  providerOf(model: string): string;
+  /** Which provider a model value routes to (where its own key is looked up), and whether any endpoint serves it. */
+  routes: Pick<RouteTable, "providerOf" | "serves">;
   log: HandlerLog;
 }
 
@@ -53,9 +54,12 @@ export function runnerServer(deps: RunnerServerDeps) {
       }),
       checkOwnKey: async (req: runner.CheckOwnKeyRequest): Promise<runner.CheckOwnKeyResponse> => {
         const projectId = required(req.projectId, "projectId");
-        const name = deps.providerOf(required(req.model, "model"));
+        const name = deps.routes.providerOf(required(req.model, "model"));
         return { present: await deps.keys.has(projectId, name), provider: name };
       },
+      checkModelRoute: async (req: runner.CheckModelRouteRequest): Promise<runner.CheckModelRouteResponse> => ({
+        configured: deps.routes.serves(required(req.model, "model")),
+      }),
     },
     deps.log,
   );

@@ -20,6 +20,7 @@ export const route = defineRoute({
       throw new BadRequestError(
         `Model '${body.model}' is served only with your own provider key: send "use_own_key": true`,
       );
+    if (body.task) await deps.requireModelRoute(body.model);
     if (body.useOwnKey) await deps.requireOwnKey(project.projectId, body.model);
     await deps.requireCredit(project.projectId, body.sessionId ?? undefined);
     // A new session needs a browser of its own; a task for an existing session uses the browser that session has.
