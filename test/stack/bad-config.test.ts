@@ -1,5 +1,8 @@
 import { spawn } from "node:child_process";
-import { resolve } from "node:path";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { waitForExit } from "@bas/embedded-infra";
 
 const ROOT = resolve(__dirname, "../..");
 const SERVICES = ["gateway", "sessions", "browser-pool", "runner", "billing"];
@@ -35,4 +38,50 @@ describe.each(SERVICES)("%s given a bad environment value", (service) => {
     expect(code).not.toBe(0);
     expect(stderr).toContain("NATS_URL");
   });
+});
+
+test("the launcher checks every service's variables before it starts anything, and names each bad one", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "bas-stack-badconfig-"));
+  try {
+    const child = spawn(process.execPath, ["--import", "tsx", "packages/local-stack/src/main.ts"], {
+      cwd: ROOT,
+      // LOG_LEVEL is the stack's own; MAX_STEPS and RUNNER_CONCURRENCY only the runner reads.
+      env: { ...process.env, DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "loud", MAX_STEPS: "0", RUNNER_CONCURRENCY: "x" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (c) => {
+      output += c;
+    });
+    child.stderr.on("data", (c) => {
+      output += c;
+    });
+    await waitForExit(child, 30_000);
+    expect(child.exitCode).toBe(1);
+    expect(output).toContain("LOG_LEVEL");
+    // LOG_LEVEL stops it before the services' variables are read; fixed, the runner's two are named together.
+    const fixed = spawn(process.execPath, ["--import", "tsx", "packages/local-stack/src/main.ts"], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "info", MAX_STEPS: "0", RUNNER_CONCURRENCY: "x" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let second = "";
+    fixed.stderr.on("data", (c) => {
+      second += c;
+    });
+    await waitForExit(fixed, 30_000);
+    expect(fixed.exitCode).toBe(1);
+    expect(second).toContain("runner: MAX_STEPS: Too small");
+    expect(second).toContain("runner: RUNNER_CONCURRENCY:");
+    expect(existsSync(join(dataDir, "nats"))).toBe(false);
+    expect(existsSync(join(dataDir, "postgres"))).toBe(false);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("a service refusing its configuration exits 78 (EX_CONFIG), which the launcher's supervisor never restarts", async () => {
+  const { code, stderr } = await run("runner", { MAX_STEPS: "0" });
+  expect(code).toBe(78);
+  expect(stderr).toContain("MAX_STEPS");
 });

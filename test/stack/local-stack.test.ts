@@ -50,11 +50,12 @@ const alive = (pid: number) => {
   }
 };
 
-/** SIGTERM, then: exit code 0, and none of its children (the five services) nor its servers still running. */
-async function stopStack(stack: ChildProcess, dataDir: string) {
+/** A signal (SIGTERM, SIGINT, a closed terminal's SIGHUP), then: exit code 0, and none of its children (the five
+ * services) nor its servers still running. */
+async function stopStack(stack: ChildProcess, dataDir: string, signal: NodeJS.Signals = "SIGTERM") {
   const children = childPids(stack.pid!);
   expect(children.length).toBeGreaterThanOrEqual(5);
-  stack.kill("SIGTERM");
+  stack.kill(signal);
   await waitForExit(stack, 60_000);
   expect(stack.exitCode).toBe(0);
   expect(children.filter(alive)).toEqual([]);
@@ -77,6 +78,23 @@ describe("the one-command local stack", () => {
     const apiKey = banner.split(/\s+/).pop()!;
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
 
+    // A second start on the same data leaves the first alone and says where it runs; another copy on the same port
+    // says the port is taken. Neither starts anything.
+    const sameData = await runToEnd(startStack(dataDir, await freePort()));
+    expect(sameData.code).toBe(1);
+    expect(sameData.output).toMatch(new RegExp(`already running at ${base} \\(pid ${first.pid}\\)`));
+    const otherDir = mkdtempSync(join(tmpdir(), "bas-stack-other-"));
+    try {
+      const samePort = await runToEnd(startStack(otherDir, port));
+      expect(samePort.code).toBe(1);
+      expect(samePort.output).toContain(`port ${port} on 127.0.0.1 is in use: stop what uses it, or start with PORT=`);
+      expect(processesMentioning(otherDir)).toEqual([]);
+    } finally {
+      rmSync(otherDir, { recursive: true, force: true });
+    }
+    const stillServing = await fetch(`${base}/api/v3/sessions`, { headers: { "X-Service-API-Key": apiKey } });
+    expect(stillServing.status).toBe(200);
+
     // Something to find after the restart.
     const created = await fetch(`${base}/api/v3/sessions`, {
       method: "POST",
@@ -94,9 +112,23 @@ describe("the one-command local stack", () => {
     const read = await fetch(`${base}/api/v3/sessions/${session.id}`, { headers: { "X-Service-API-Key": apiKey } });
     expect(read.status).toBe(200);
     expect(((await read.json()) as { id: string }).id).toBe(session.id);
-    await stopStack(second, dataDir);
+    // The terminal it ran in is closed.
+    await stopStack(second, dataDir, "SIGHUP");
   }, 400_000);
 });
+
+/** Runs a launcher that is expected to refuse to start: its exit code and everything it printed. */
+async function runToEnd(stack: ChildProcess): Promise<{ code: number | null; output: string }> {
+  let output = "";
+  stack.stdout?.on("data", (chunk) => {
+    output += chunk;
+  });
+  stack.stderr?.on("data", (chunk) => {
+    output += chunk;
+  });
+  await waitForExit(stack, 30_000);
+  return { code: stack.exitCode, output };
+}
 
 /** The pids the stack's own NATS and Postgres wrote down. */
 function infraPids(dataDir: string) {
@@ -198,10 +230,12 @@ describe("the local stack's NATS and Postgres, and its secrets", () => {
     expect(browser.status).toBeLessThan(300);
     expect(((await browser.json()) as { cdpUrl: string }).cdpUrl).toMatch(/^ws:/);
 
+    // `npm start | tee log`, then Ctrl-C: tee is gone before the launcher writes its first word about stopping.
     const children = childPids(stack.pid!);
-    stack.kill("SIGTERM");
+    stack.stdout?.destroy();
+    stack.stderr?.destroy();
+    stack.kill("SIGINT");
     await waitForExit(stack, 60_000);
-    expect(stack.exitCode).toBe(0);
     expect([...children, restarted.nats, restarted.postgres].filter(alive)).toEqual([]);
     expect(processesMentioning(dataDir)).toEqual([]);
   }, 300_000);

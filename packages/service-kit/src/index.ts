@@ -1,7 +1,7 @@
 export { commonEnv, ConfigError, envPort, loadConfig } from "./config";
 export { createLogger, type Logger } from "./logger";
 export { startTelemetry, type Telemetry } from "./telemetry";
-export { runService, type RunningService } from "./lifecycle";
+export { EXIT_CONFIG_ERROR, runService, type RunningService } from "./lifecycle";
 export { connectNats, type Nats } from "./nats";
 export { createGrpcServer, type GrpcServer } from "./grpc-server";
 export { unary, unaryService, type HandlerLog } from "./grpc-handler";

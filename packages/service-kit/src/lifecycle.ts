@@ -6,9 +6,12 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** Exit code of a service whose environment is wrong (sysexits' EX_CONFIG): starting it again cannot help. */
+export const EXIT_CONFIG_ERROR = 78;
+
 /**
  * The process skeleton of every service: telemetry first, then `start`; SIGTERM/SIGINT close it once and exit 0.
- * A bad environment exits 1 with a message naming the variable.
+ * A bad environment exits EXIT_CONFIG_ERROR with a message naming the variable; another failure to start exits 1.
  */
 export function runService(name: string, start: () => Promise<RunningService>): void {
   const telemetry = startTelemetry(name);
@@ -41,7 +44,7 @@ export function runService(name: string, start: () => Promise<RunningService>): 
     (err: unknown) => {
       const message = err instanceof ConfigError ? err.message : `failed to start: ${(err as Error)?.stack ?? err}`;
       process.stderr.write(`${name}: ${message}\n`);
-      process.exit(1);
+      process.exit(err instanceof ConfigError ? EXIT_CONFIG_ERROR : 1);
     },
   );
 }
