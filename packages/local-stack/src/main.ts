@@ -173,12 +173,13 @@ async function main() {
     supervisor.start({ name: s.name, entry: `services/${s.name}/src/main.ts`, env: envOf(s, infra) });
   }
 
-  // Where everything runs, for the command-line tools.
+  // Where everything runs, for the command line (`npx bas` reads it).
   const envFile = join(dataDir, "stack.env");
-  const stackEnv: NodeJS.ProcessEnv = { ...common, ...infra };
+  const stackEnv: NodeJS.ProcessEnv = { ...common, ...infra, GATEWAY_ADDR: addr(gatewayGrpcPort) };
   writePrivateFile(
     envFile,
-    ["NATS_URL", "DATABASE_URL", "NAMESPACE", "SESSIONS_ADDR", "BROWSER_POOL_ADDR", "RUNNER_ADDR", "BILLING_ADDR"]
+    ["NATS_URL", "DATABASE_URL", "NAMESPACE", "GATEWAY_ADDR", "SESSIONS_ADDR", "BROWSER_POOL_ADDR", "RUNNER_ADDR"]
+      .concat("BILLING_ADDR")
       .map((name) => `${name}=${stackEnv[name]}`)
       .join("\n")
       .concat("\n"),

@@ -73,8 +73,3 @@ export function loadBillingConfig(env: NodeJS.ProcessEnv = process.env): Billing
     throw new ConfigError(`invalid configuration:\n  PRICE_TABLE: ${(err as Error).message}`);
   }
 }
-
-/** The credit CLI's environment: where billing listens. */
-export function loadCliConfig(env: NodeJS.ProcessEnv = process.env) {
-  return loadConfig({ BILLING_ADDR: z.string().default("127.0.0.1:50054") }, env);
-}

@@ -3,7 +3,6 @@ import { status } from "@grpc/grpc-js";
 import { gateway } from "@bas/proto";
 import { connectClient, type PromiseClient } from "@bas/service-kit";
 import { ROUTES } from "../src/service";
-import { cli } from "./cli";
 import { type Stack, startStack } from "./harness";
 
 let stack: Stack;
@@ -153,45 +152,4 @@ describe("API keys", () => {
     const keys = await admin.listApiKeys({ projectId: defaults[0].id });
     expect(keys.keys.map((k) => k.prefix)).toContain(stack.bootstrapKey.slice(0, 12));
   });
-});
-
-describe("the CLI", () => {
-  test("creates a project and a key that works, lists it by prefix, and revokes it for a running gateway", async () => {
-    const db = stack.infra.databaseUrl;
-    const project = await cli(db, "projects", "create", "from-cli", "--json");
-    expect(project.code).toBe(0);
-    const { id: projectId } = JSON.parse(project.stdout);
-
-    const created = await cli(db, "keys", "create", "from-cli", "--label", "laptop", "--json");
-    expect(created.code).toBe(0);
-    const key = JSON.parse(created.stdout);
-    expect(key).toMatchObject({ projectId, label: "laptop" });
-    expect((await stack.request("GET", "/api/v3/sessions", { key: key.plainKey })).status).toBe(200);
-
-    const listed = await cli(db, "keys", "list", projectId);
-    expect(listed.stdout).toContain(key.prefix);
-    expect(listed.stdout).not.toContain(key.plainKey);
-    const projects = await cli(db, "projects", "list");
-    expect(projects.stdout).toContain("from-cli");
-
-    // The CLI talks to Postgres, not to this gateway: the revocation reaches it through the notification.
-    expect((await cli(db, "keys", "revoke", key.id)).code).toBe(0);
-    const deadline = Date.now() + 15_000;
-    let statusCode = 200;
-    while (statusCode !== 401 && Date.now() < deadline) {
-      statusCode = (await stack.request("GET", "/api/v3/sessions", { key: key.plainKey })).status;
-      if (statusCode !== 401) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(statusCode).toBe(401);
-  }, 180_000);
-
-  test("bad usage exits non-zero with the usage text; an unknown project is an error", async () => {
-    const db = stack.infra.databaseUrl;
-    const unknown = await cli(db, "frobnicate");
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain("Usage: npm run cli");
-    const missing = await cli(db, "keys", "create", "no-such-project");
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain("Project not found");
-  }, 120_000);
 });

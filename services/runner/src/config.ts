@@ -99,8 +99,3 @@ export type RunnerConfig = ReturnType<typeof loadRunnerConfig>;
 export function loadRunnerConfig(env: NodeJS.ProcessEnv = process.env) {
   return loadConfig(runnerEnv, env);
 }
-
-/** The runner's command-line tool: where the runner's gRPC API is. */
-export function loadRunnerCliConfig(env: NodeJS.ProcessEnv = process.env) {
-  return loadConfig({ RUNNER_ADDR: address.default("127.0.0.1:50053"), PROVIDER_API_KEY: z.string().optional() }, env);
-}

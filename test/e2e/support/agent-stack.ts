@@ -31,6 +31,8 @@ export interface AgentStack {
   llm: ScriptedLlm;
   browserPool: BrowserPoolService;
   runner: RunnerService;
+  /** The gRPC addresses of the gateway (ProjectAdmin), the runner and billing, as `npm start` publishes them. */
+  grpc: { GATEWAY_ADDR: string; RUNNER_ADDR: string; BILLING_ADDR: string };
   /** A REST call with the bootstrap key, or with `key`. */
   request(method: string, path: string, body?: unknown, key?: string): Promise<Reply>;
   /** The API key of a new project (through the gateway's `ProjectAdmin`), for a second tenant. */
@@ -128,6 +130,11 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
     };
 
     return {
+      grpc: {
+        GATEWAY_ADDR: `127.0.0.1:${gateway.grpcPort}`,
+        RUNNER_ADDR: `127.0.0.1:${runner.grpcPort}`,
+        BILLING_ADDR: `127.0.0.1:${billing.grpcPort}`,
+      },
       infra,
       sites,
       llm,

@@ -31,6 +31,11 @@ export interface Project {
   createdAt: Date | undefined;
 }
 
+export interface GetProjectRequest {
+  /** The project's id or its name. */
+  project: string;
+}
+
 export interface CreateProjectRequest {
   name: string;
 }
@@ -173,6 +178,73 @@ export const Project: MessageFns<Project> = {
     message.id = object.id ?? "";
     message.name = object.name ?? "";
     message.createdAt = object.createdAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseGetProjectRequest(): GetProjectRequest {
+  return { project: "" };
+}
+
+export const GetProjectRequest: MessageFns<GetProjectRequest> = {
+  encode(message: GetProjectRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.project !== "") {
+      writer.uint32(10).string(message.project);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetProjectRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetProjectRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.project = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetProjectRequest {
+    return { project: isSet(object.project) ? globalThis.String(object.project) : "" };
+  },
+
+  toJSON(message: GetProjectRequest): unknown {
+    const obj: any = {};
+    if (message.project !== "") {
+      obj.project = message.project;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetProjectRequest>, I>>(base?: I): GetProjectRequest {
+    return GetProjectRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetProjectRequest>, I>>(object: I): GetProjectRequest {
+    const message = createBaseGetProjectRequest();
+    message.project = object.project ?? "";
     return message;
   },
 };
@@ -914,6 +986,16 @@ export const ProjectAdminService = {
     responseSerialize: (value: ListApiKeysResponse): Buffer => Buffer.from(ListApiKeysResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListApiKeysResponse => ListApiKeysResponse.decode(value),
   },
+  /** One project by id or name; NOT_FOUND when there is none (the CLI refuses unknown projects with it). */
+  getProject: {
+    path: "/bas.v1.ProjectAdmin/GetProject" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetProjectRequest): Buffer => Buffer.from(GetProjectRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetProjectRequest => GetProjectRequest.decode(value),
+    responseSerialize: (value: Project): Buffer => Buffer.from(Project.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Project => Project.decode(value),
+  },
 } as const;
 
 export interface ProjectAdminServer extends UntypedServiceImplementation {
@@ -922,6 +1004,8 @@ export interface ProjectAdminServer extends UntypedServiceImplementation {
   createApiKey: handleUnaryCall<CreateApiKeyRequest, CreatedApiKey>;
   revokeApiKey: handleUnaryCall<RevokeApiKeyRequest, Empty>;
   listApiKeys: handleUnaryCall<ListApiKeysRequest, ListApiKeysResponse>;
+  /** One project by id or name; NOT_FOUND when there is none (the CLI refuses unknown projects with it). */
+  getProject: handleUnaryCall<GetProjectRequest, Project>;
 }
 
 export interface ProjectAdminClient extends Client {
@@ -999,6 +1083,22 @@ export interface ProjectAdminClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListApiKeysResponse) => void,
+  ): ClientUnaryCall;
+  /** One project by id or name; NOT_FOUND when there is none (the CLI refuses unknown projects with it). */
+  getProject(
+    request: GetProjectRequest,
+    callback: (error: ServiceError | null, response: Project) => void,
+  ): ClientUnaryCall;
+  getProject(
+    request: GetProjectRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Project) => void,
+  ): ClientUnaryCall;
+  getProject(
+    request: GetProjectRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Project) => void,
   ): ClientUnaryCall;
 }
 

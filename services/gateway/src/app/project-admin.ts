@@ -17,6 +17,8 @@ export interface ProjectAdminDeps {
 export interface ProjectAdmin {
   createProject(name: string): Promise<ProjectRecord>;
   listProjects(): Promise<ProjectRecord[]>;
+  /** A project by id or name; NotFoundError when there is none. */
+  getProject(idOrName: string): Promise<ProjectRecord>;
   /** The plain key is in the result and nowhere else: it cannot be shown again. */
   createApiKey(project: string, label?: string): Promise<{ key: ApiKeyRecord; plainKey: string }>;
   revokeApiKey(keyId: string): Promise<void>;
@@ -50,6 +52,7 @@ export function createProjectAdmin(deps: ProjectAdminDeps): ProjectAdmin {
     },
 
     listProjects: () => store.listProjects(),
+    getProject: project,
 
     async createApiKey(projectRef, label = "") {
       const owner = await project(projectRef);

@@ -19,6 +19,7 @@ export function projectAdminService(admin: ProjectAdmin, log?: HandlerLog) {
     {
       createProject: async (req: gateway.CreateProjectRequest) => toProject(await admin.createProject(req.name)),
       listProjects: async () => ({ projects: (await admin.listProjects()).map(toProject) }),
+      getProject: async (req: gateway.GetProjectRequest) => toProject(await admin.getProject(req.project)),
       createApiKey: async (req: gateway.CreateApiKeyRequest) => {
         const { key, plainKey } = await admin.createApiKey(req.projectId, req.label);
         return { key: toKey(key), plainKey };

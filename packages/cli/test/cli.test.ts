@@ -1,0 +1,110 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { type AgentStack, startAgentStack } from "../../../test/e2e/support/agent-stack";
+
+const BAS = resolve(__dirname, "../../../node_modules/.bin/bas");
+
+let stack: AgentStack;
+let dataDir: string;
+beforeAll(async () => {
+  stack = await startAgentStack();
+  // What `npm start` leaves for the command line: the CLI finds the stack through it, nothing sourced.
+  dataDir = mkdtempSync(join(tmpdir(), "bas-cli-"));
+  writeFileSync(
+    join(dataDir, "stack.env"),
+    Object.entries(stack.grpc)
+      .map(([name, value]) => `${name}=${value}`)
+      .join("\n"),
+  );
+});
+afterAll(async () => {
+  await stack?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** `npx bas ...` as a user runs it, from a folder of their own. */
+function bas(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
+  const { GATEWAY_ADDR: _g, RUNNER_ADDR: _r, BILLING_ADDR: _b, DATABASE_URL: _d, ...inherited } = process.env;
+  return new Promise((done) => {
+    execFile(
+      BAS,
+      args,
+      { cwd: dataDir, env: { ...inherited, DATA_DIR: dataDir, ...env }, timeout: 30_000 },
+      (e, out, err) => done({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out, err }),
+    );
+  });
+}
+
+test("help at every level; an unknown command exits 2 with the help of its level", async () => {
+  for (const args of [["help"], ["--help"], ["help", "projects"], ["projects", "help"], ["projects", "--help"]]) {
+    const run = await bas(args);
+    expect(run.code).toBe(0);
+    expect(run.out).toContain("Usage: bas");
+  }
+  expect((await bas(["help", "billing"])).out).toContain("set-credit <project> <usd>");
+  const unknown = await bas(["frobnicate"]);
+  expect(unknown.code).toBe(2);
+  expect(unknown.err).toContain("unknown command 'frobnicate'");
+  expect(unknown.err).toContain("provider-keys");
+  const unknownAction = await bas(["provider-keys", "frobnicate"]);
+  expect(unknownAction.code).toBe(2);
+  expect(unknownAction.err).toContain("check [options] <project>");
+});
+
+test("projects and API keys by name or id: a key made here works at once and stops working when revoked", async () => {
+  const project = JSON.parse((await bas(["projects", "create", "from-cli", "--json"])).out);
+  expect((await bas(["projects", "list"])).out).toContain(`${project.id}  from-cli`);
+  expect(JSON.parse((await bas(["projects", "show", project.id, "--json"])).out).name).toBe("from-cli");
+
+  const created = JSON.parse((await bas(["api-keys", "create", "from-cli", "--label", "laptop", "--json"])).out);
+  expect(created.key).toMatchObject({ projectId: project.id, label: "laptop" });
+  expect((await stack.request("GET", "/api/v3/sessions", undefined, created.plainKey)).status).toBe(200);
+  const listed = await bas(["api-keys", "list", project.id]);
+  expect(listed.out).toContain(created.key.prefix);
+  expect(listed.out).not.toContain(created.plainKey);
+  expect((await bas(["api-keys", "revoke", created.key.id])).code).toBe(0);
+  expect((await stack.request("GET", "/api/v3/sessions", undefined, created.plainKey)).status).toBe(401);
+});
+
+test("provider keys and credit take a project's name; an unknown project is refused and nothing is stored", async () => {
+  await bas(["projects", "create", "keys-and-credit"]);
+  const set = await bas(["provider-keys", "set", "keys-and-credit", "--provider", "anthropic"], {
+    PROVIDER_API_KEY: "sk-ant-cli-key-9876",
+  });
+  expect(set.code).toBe(0);
+  expect(set.out).toContain("anthropic  …9876");
+  expect(set.out).not.toContain("sk-ant-cli-key");
+  expect((await bas(["provider-keys", "list", "keys-and-credit"])).out).toContain("anthropic  …9876");
+  expect((await bas(["provider-keys", "check", "keys-and-credit", "--model", "svc-max"])).out).toContain(
+    "provider 'default': no key is stored",
+  );
+
+  const refused = await bas(["provider-keys", "set", "default-typo"], { PROVIDER_API_KEY: "sk-should-not-be-kept" });
+  expect(refused.code).toBe(1);
+  expect(refused.err).toContain("no project named or with id 'default-typo'");
+  const nowhere = await bas(["billing", "totals", "no-such-project"]);
+  expect(nowhere.code).toBe(1);
+  expect(nowhere.err).toContain("no project named or with id 'no-such-project'");
+
+  expect((await bas(["billing", "set-credit", "keys-and-credit", "25"])).out).toContain("limit $25");
+  expect(JSON.parse((await bas(["billing", "credit", "keys-and-credit", "--json"])).out)).toMatchObject({
+    limitUsd: "25",
+    spentUsd: "0",
+  });
+  expect((await bas(["billing", "set-credit", "keys-and-credit", "lots"])).err).toContain("is not an amount in USD");
+  expect((await bas(["runner", "status"])).out).toMatch(/^\d+ active task/);
+});
+
+test("without a stack to find, it says where it looked and what to do", async () => {
+  const empty = mkdtempSync(join(tmpdir(), "bas-cli-empty-"));
+  try {
+    const run = await bas(["projects", "list"], { DATA_DIR: empty });
+    expect(run.code).toBe(1);
+    expect(run.err).toContain("no local stack found");
+    expect(run.err).toContain("npm start");
+  } finally {
+    rmSync(empty, { recursive: true, force: true });
+  }
+});
