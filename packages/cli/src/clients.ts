@@ -25,7 +25,10 @@ export function createClients() {
   const lazy = <T extends { close(): void }>(variable: string, open: (address: string) => T) => {
     let client: T | undefined;
     return () => {
-      if (!client) opened.push((client = open(addressOf(variable))));
+      if (!client) {
+        client = open(addressOf(variable));
+        opened.push(client);
+      }
       return client;
     };
   };

@@ -44,8 +44,17 @@ async function main() {
 
   const secrets = loadOrCreateSecrets(dataDir);
   const apiKey = config.BOOTSTRAP_API_KEY ?? secrets.apiKey;
-  const [natsPort, pgPort, sessionsPort, browserPoolPort, runnerPort, billingPort, gatewayGrpcPort, cdpPort, metricsPort] =
-    await Promise.all(Array.from({ length: 9 }, () => freePort()));
+  const [
+    natsPort,
+    pgPort,
+    sessionsPort,
+    browserPoolPort,
+    runnerPort,
+    billingPort,
+    gatewayGrpcPort,
+    cdpPort,
+    metricsPort,
+  ] = await Promise.all(Array.from({ length: 9 }, () => freePort()));
   const addr = (port: number) => `127.0.0.1:${port}`;
   const common: NodeJS.ProcessEnv = {
     ...process.env,
@@ -174,16 +183,18 @@ async function main() {
   }
 
   // Where everything runs, for the command line (`npx bas` reads it).
-  const envFile = join(dataDir, "stack.env");
-  const stackEnv: NodeJS.ProcessEnv = { ...common, ...infra, GATEWAY_ADDR: addr(gatewayGrpcPort) };
-  writePrivateFile(
-    envFile,
-    ["NATS_URL", "DATABASE_URL", "NAMESPACE", "GATEWAY_ADDR", "SESSIONS_ADDR", "BROWSER_POOL_ADDR", "RUNNER_ADDR"]
-      .concat("BILLING_ADDR")
-      .map((name) => `${name}=${stackEnv[name]}`)
-      .join("\n")
-      .concat("\n"),
-  );
+  const published: NodeJS.ProcessEnv = { ...common, ...infra, GATEWAY_ADDR: addr(gatewayGrpcPort) };
+  const addresses = [
+    "NATS_URL",
+    "DATABASE_URL",
+    "NAMESPACE",
+    "GATEWAY_ADDR",
+    "SESSIONS_ADDR",
+    "BROWSER_POOL_ADDR",
+    "RUNNER_ADDR",
+    "BILLING_ADDR",
+  ];
+  writePrivateFile(join(dataDir, "stack.env"), addresses.map((name) => `${name}=${published[name]}\n`).join(""));
   say(`starting (logs in ${logDir}) ...`);
   try {
     await waitForHealthy(publicUrl, apiKey, 120_000);

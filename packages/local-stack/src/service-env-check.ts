@@ -24,7 +24,10 @@ export function checkServiceEnvs(envs: Record<string, NodeJS.ProcessEnv>): strin
       LOADERS[name]?.(env);
     } catch (err) {
       // "invalid configuration:\n  VAR: why" → one "service: VAR: why" per variable
-      const lines = (err as Error).message.split("\n").slice(1).map((line) => line.trim());
+      const lines = (err as Error).message
+        .split("\n")
+        .slice(1)
+        .map((line) => line.trim());
       problems.push(...(lines.length > 0 ? lines : [(err as Error).message]).map((line) => `${name}: ${line}`));
     }
   }

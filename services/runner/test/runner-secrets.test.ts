@@ -110,4 +110,3 @@ test("use_own_key: the project's stored key is the one sent to the provider; wit
     admin.close();
   }
 });
-
