@@ -19,8 +19,6 @@ import { waitForHealthy } from "./wait-for-healthy";
 const ROOT = resolve(__dirname, "../../..");
 /** Stopped in this order: no new traffic first, then hand back work, then the state owners; NATS and Postgres last. */
 const SHUTDOWN_ORDER = ["gateway", "runner", "sessions", "browser-pool", "billing"];
-/** Stand-ins for the addresses of NATS and Postgres while the services' configuration is checked (before they run). */
-const NOT_YET_STARTED = { NATS_URL: "nats://127.0.0.1:4222", DATABASE_URL: "postgres://postgres@127.0.0.1:5432/bas" };
 
 /** Everything is checked before anything starts: a mistake costs a second, not two minutes of restarts. */
 async function main() {
@@ -105,11 +103,12 @@ async function main() {
     GRPC_PORT: String(s.port),
     ...s.env,
   });
-  const problems = checkServiceEnvs(
-    Object.fromEntries(
-      services.map((s) => [s.name, envOf(s, { ...NOT_YET_STARTED, ...pick(config, "NATS_URL", "DATABASE_URL") })]),
-    ),
-  );
+  // Stand-ins for the addresses of the NATS and Postgres the stack starts itself, which do not run yet.
+  const notYetStarted = {
+    NATS_URL: config.NATS_URL ?? `nats://127.0.0.1:${natsPort}`,
+    DATABASE_URL: config.DATABASE_URL ?? `postgres://postgres@127.0.0.1:${pgPort}/bas`,
+  };
+  const problems = checkServiceEnvs(Object.fromEntries(services.map((s) => [s.name, envOf(s, notYetStarted)])));
   if (problems.length > 0) {
     lock.release();
     throw new ConfigError(`cannot start, the configuration is wrong:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
@@ -204,12 +203,6 @@ async function main() {
   }
   supervisor.started();
   say(banner({ publicUrl, apiKey, dataDir, modelConfigured: Boolean(config.LLM_BASE_URL || config.MODEL_ROUTES) }));
-}
-
-function pick<T extends object, K extends keyof T>(object: T, ...keys: K[]): Partial<Pick<T, K>> {
-  return Object.fromEntries(keys.filter((k) => object[k] !== undefined).map((k) => [k, object[k]])) as Partial<
-    Pick<T, K>
-  >;
 }
 
 main().catch((err: unknown) => {
