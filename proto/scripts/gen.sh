@@ -4,10 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-gen}"
-# Several people may regenerate at once in one tree: one at a time.
-exec 9>"${TMPDIR:-/tmp}/bas-proto-gen.lock"
+# Several people may regenerate at once in one tree: one at a time. The lock and buf's cache live with the tree's
+# other caches (node_modules/.cache), not in /tmp.
+cache=../node_modules/.cache
+mkdir -p "$cache"
+exec 9>"$cache/bas-proto-gen.lock"
 flock 9
-export BUF_CACHE_DIR="${BUF_CACHE_DIR:-${TMPDIR:-/tmp}/bas-buf-cache}"
+export BUF_CACHE_DIR="${BUF_CACHE_DIR:-$cache/buf}"
 rm -rf "$out"
 ../node_modules/.bin/buf generate --template "$(sed "s#out: gen#out: $out#" buf.gen.yaml)"
 {

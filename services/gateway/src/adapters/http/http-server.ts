@@ -1,4 +1,5 @@
 import { createServer, type RequestListener, type Server } from "node:http";
+import { answerClientErrors } from "./client-errors";
 
 export interface HttpServer {
   port: number;
@@ -15,6 +16,7 @@ export async function startHttpServer(
   host: string,
 ): Promise<HttpServer & { handle(handler: RequestListener): void }> {
   const server: Server = createServer();
+  answerClientErrors(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
