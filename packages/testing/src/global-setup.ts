@@ -20,10 +20,8 @@ export default async function globalSetup(): Promise<void> {
   const janitor = spawn(
     process.execPath,
     ["--import", "tsx", join(__dirname, "run-janitor.ts"), String(process.pid), root],
-    {
-      detached: true,
-      stdio: "ignore",
-    },
+    // Its own compile cache goes in the run's folder too, which it deletes last.
+    { detached: true, stdio: "ignore", env: { ...process.env, TMPDIR: root } },
   );
   janitor.unref();
   process.env.BAS_TEST_ROOT = root; // after the janitor started: it is not one of the processes it ends
