@@ -57,7 +57,8 @@ export async function startFakeKubeApi(options: { devtoolsPort: number }): Promi
 
   const emit = (type: string, pod: V1Pod) => {
     for (const w of watchers)
-      if (w.name === pod.metadata?.name) w.res.write(`${JSON.stringify({ type, object: pod })}\n`);
+      if (w.name === pod.metadata?.name && !w.res.writableEnded)
+        w.res.write(`${JSON.stringify({ type, object: pod })}\n`);
   };
   const touch = (pod: V1Pod) => {
     pod.metadata!.resourceVersion = String(++version);

@@ -75,7 +75,9 @@ export async function startPoolHarness(
     ackWaitMs: 2_000,
     ...deps,
   });
-  const client = connectClient(browserPool.BrowserPoolClient, `127.0.0.1:${service.grpcPort}`);
+  // The deadline the runner gives browser-pool (a cold launch on a busy machine takes a while; the pool's own
+  // launch and readiness timeouts must be what ends a slow create, not the caller's patience).
+  const client = connectClient(browserPool.BrowserPoolClient, `127.0.0.1:${service.grpcPort}`, 60_000);
   return {
     infra,
     service,
