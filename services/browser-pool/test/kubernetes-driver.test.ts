@@ -34,7 +34,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function startWithPods(nodeId: string, env: Record<string, string> = {}, readyTimeoutMs = 20_000) {
+async function startWithPods(nodeId: string, env: Record<string, string> = {}, readyTimeoutMs = 60_000) {
   const driver = createKubernetesDriver({
     // The real @kubernetes/client-node (loaded by dynamic import) against the stand-in API server.
     api: await loadKubeApi({ server: api.url }),

@@ -46,6 +46,8 @@ export async function startFakeKubeApi(options: { devtoolsPort: number }): Promi
     users:
       process.getuid?.() === 0 ? createNumberPool({ first: 300_000, count: 100, what: "kubelet user ids" }) : undefined,
     noSandbox: false,
+    // A real cold launch on a loaded 2-core machine; a broken launch still fails, only later.
+    launchTimeoutMs: 60_000,
   });
   const policies: unknown[] = [];
   const records = new Map<string, PodRecord>();
