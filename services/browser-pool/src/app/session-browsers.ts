@@ -21,10 +21,16 @@ export interface SessionBrowsersDeps {
   timeoutMinutes: number;
 }
 
+/** How long a replica remembers a session it ended: ample for its runner to hear of the end. */
+const ENDED_MEMORY_MS = 10 * 60_000;
+
 /** The browsers of v3 sessions: one per session, acquired by the runner, ended with the session. */
 export function createSessionBrowsers(deps: SessionBrowsersDeps) {
   const { pool, db } = deps;
   const sessionLock = createKeyedLock();
+  // The session's end can stop its browser before the runner hears of that end; the runner then takes the lost
+  // connection for a browser that went away and asks again. It must not get a new browser nobody would stop.
+  const ended = new Set<string>();
   const internalUrl = (row: Pick<BrowserRecord, "id" | "cdp_secret">) =>
     cdpUrlFor(deps.cdpInternalUrl, row.id, row.cdp_secret);
 
@@ -32,6 +38,7 @@ export function createSessionBrowsers(deps: SessionBrowsersDeps) {
     /** Idempotent per session: the browser it already has while that runs, else a new one. */
     acquire(input: { projectId: string; sessionId: string; settings?: BrowserSettingsInput }) {
       return sessionLock(input.sessionId, async () => {
+        if (ended.has(input.sessionId)) throw new IllegalStateError("the session has ended");
         const existing = await latestForSession(db, input.sessionId);
         if (existing && existing.project_id !== input.projectId) {
           throw new IllegalStateError("session belongs to another project");
@@ -59,6 +66,8 @@ export function createSessionBrowsers(deps: SessionBrowsersDeps) {
 
     /** Session reactor: the session is over, so is its browser. */
     async endSession(sessionId: string): Promise<void> {
+      ended.add(sessionId);
+      setTimeout(() => ended.delete(sessionId), ENDED_MEMORY_MS).unref();
       const existing = await latestForSession(db, sessionId);
       if (existing && existing.status !== "stopped") await pool.end(existing.id, "session_ended");
     },
