@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { waitForExit } from "@bas/embedded-infra";
+import { freePort, waitForExit } from "@bas/embedded-infra";
 
 const ROOT = resolve(__dirname, "../..");
 const SERVICES = ["gateway", "sessions", "browser-pool", "runner", "billing"];
@@ -59,10 +59,18 @@ test("the launcher checks every service's variables before it starts anything, a
     await waitForExit(child, 30_000);
     expect(child.exitCode).toBe(1);
     expect(output).toContain("LOG_LEVEL");
+    expect(output).toContain("PORT: must be a port number from 1 to 65535");
     // LOG_LEVEL stops it before the services' variables are read; fixed, the runner's two are named together.
     const fixed = spawn(process.execPath, ["--import", "tsx", "packages/local-stack/src/main.ts"], {
       cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "info", MAX_STEPS: "0", RUNNER_CONCURRENCY: "x" },
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        PORT: String(await freePort()),
+        LOG_LEVEL: "info",
+        MAX_STEPS: "0",
+        RUNNER_CONCURRENCY: "x",
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let second = "";
@@ -84,4 +92,25 @@ test("a service refusing its configuration exits 78 (EX_CONFIG), which the launc
   const { code, stderr } = await run("runner", { MAX_STEPS: "0" });
   expect(code).toBe(78);
   expect(stderr).toContain("MAX_STEPS");
+});
+
+test("a CHROMIUM_PATH that names another program is refused before anything starts", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "bas-stack-notchromium-"));
+  try {
+    const child = spawn(process.execPath, ["--import", "tsx", "packages/local-stack/src/main.ts"], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(await freePort()), CHROMIUM_PATH: "/bin/echo" },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (c) => {
+      stderr += c;
+    });
+    await waitForExit(child, 30_000);
+    expect(child.exitCode).toBe(1);
+    expect(stderr).toMatch(/\/bin\/echo is not Chromium \(its --version printed "echo \(GNU coreutils\)/);
+    expect(existsSync(join(dataDir, "nats"))).toBe(false);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });

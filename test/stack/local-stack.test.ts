@@ -241,6 +241,32 @@ describe("the local stack's NATS and Postgres, and its secrets", () => {
   }, 300_000);
 });
 
+test("Ctrl-C while NATS and Postgres are still starting stops them too", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "bas-stack-early-"));
+  chmodSync(dataDir, 0o755);
+  try {
+    const stack = startStack(dataDir, await freePort());
+    let output = "";
+    stack.stdout?.on("data", (chunk) => {
+      output += chunk;
+    });
+    // The first of the two servers is up or on its way; the services have not been started.
+    await eventually(
+      async () => processesMentioning(join(dataDir, "nats")).length,
+      (running) => running > 0,
+      60_000,
+    );
+    stack.kill("SIGINT");
+    await waitForExit(stack, 60_000);
+    expect(stack.exitCode).toBe(0);
+    expect(output).toContain("SIGINT: stopping...");
+    expect(output).not.toContain("API key:");
+    expect(processesMentioning(dataDir)).toEqual([]);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}, 120_000);
+
 test("the local stack without Chromium says at once what is missing and how to install it", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "bas-stack-nochromium-"));
   chmodSync(dataDir, 0o755); // were it to start its own Postgres, that user must reach its folder

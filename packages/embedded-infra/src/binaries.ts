@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { accessSync, constants, existsSync, readdirSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 
@@ -60,6 +61,32 @@ export function findChromium(explicit = process.env.CHROMIUM_PATH || undefined):
     );
   }
   return found;
+}
+
+/**
+ * Runs `<path> --version` (a few tens of milliseconds) and returns what it printed, so that a CHROMIUM_PATH that
+ * names some other program, or a Chromium that cannot start (a missing library), is caught before the stack starts.
+ */
+export function checkChromiumRuns(path: string): string {
+  let printed: string;
+  try {
+    printed = execFileSync(path, ["--version"], {
+      encoding: "utf8",
+      timeout: 15_000,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  } catch (err) {
+    const reason = (err as { stderr?: string }).stderr?.trim().split("\n")[0] || (err as Error).message.split("\n")[0];
+    throw new MissingBinaryError(
+      `${path} does not run (${reason}): reinstall Chromium (apt-get install -y chromium) or set CHROMIUM_PATH`,
+    );
+  }
+  if (!/chrom/i.test(printed)) {
+    throw new MissingBinaryError(
+      `${path} is not Chromium (its --version printed "${printed.trim().slice(0, 80)}"): set CHROMIUM_PATH to a Chromium`,
+    );
+  }
+  return printed.trim();
 }
 
 /** Every local browser runs in a bubblewrap sandbox reached through socat bridges. */

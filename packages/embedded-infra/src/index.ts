@@ -1,5 +1,12 @@
 export { freePort } from "./free-port";
-export { checkSandboxTools, findChromium, findNatsServer, findPostgresBin, MissingBinaryError } from "./binaries";
+export {
+  checkChromiumRuns,
+  checkSandboxTools,
+  findChromium,
+  findNatsServer,
+  findPostgresBin,
+  MissingBinaryError,
+} from "./binaries";
 export { startNatsServer, type EmbeddedNats } from "./nats-server";
 export {
   createDatabaseIfMissing,

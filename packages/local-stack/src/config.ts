@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { envPort, loadConfig } from "@bas/service-kit";
+import { loadConfig } from "@bas/service-kit";
 import { z } from "zod";
 
 /** `NATS_URL= npm start` means "start your own", as if it were not set. */
@@ -9,7 +9,8 @@ const blankIsUnset = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v 
 export function loadStackConfig(env: NodeJS.ProcessEnv = process.env) {
   const config = loadConfig(
     {
-      PORT: envPort(8080),
+      // 0 ("any free port") would leave the banner and the CLI without an address to give.
+      PORT: z.coerce.number().int().min(1, "must be a port number from 1 to 65535").max(65535).default(8080),
       DATA_DIR: z.string().default(".data"),
       NATS_URL: blankIsUnset(z.string().url().optional()),
       DATABASE_URL: blankIsUnset(z.string().url().optional()),

@@ -20,6 +20,24 @@ const ROOT = resolve(__dirname, "../../..");
 /** Stopped in this order: no new traffic first, then hand back work, then the state owners; NATS and Postgres last. */
 const SHUTDOWN_ORDER = ["gateway", "runner", "sessions", "browser-pool", "billing"];
 
+/** What stops what has started so far; run last-started first. */
+const stopSteps: Array<() => unknown> = [];
+let shuttingDown = false;
+
+async function shutdown(reason: string, exitCode = 0): Promise<void> {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  if (stopSteps.length > 0) say(`\n${reason}: stopping...`);
+  for (const step of stopSteps.reverse()) await step();
+  if (stopSteps.length > 0) say("stopped.");
+  process.exit(exitCode);
+}
+
+// Whatever ends the launcher's session ends the stack, at any moment of start-up: Ctrl-C, a kill, a closed terminal,
+// a closed output pipe. NATS and Postgres run detached (a Ctrl-C reaches only the launcher): only it can stop them.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void shutdown(signal));
+whenOutputCloses(() => void shutdown("output closed"));
+
 /** Everything is checked before anything starts: a mistake costs a second, not two minutes of restarts. */
 async function main() {
   const config = loadStackConfig();
@@ -33,12 +51,8 @@ async function main() {
   const publicUrl = `http://${config.HOST}:${config.PORT}`;
   secureDataDir(dataDir, { logDir, postgresGroup: config.DATABASE_URL ? undefined : postgresUser()?.gid });
   const lock = lockDataDir(dataDir, publicUrl);
-  try {
-    await checkPortFree(config.HOST, config.PORT);
-  } catch (err) {
-    lock.release();
-    throw err;
-  }
+  stopSteps.push(() => lock.release());
+  await checkPortFree(config.HOST, config.PORT);
 
   const secrets = loadOrCreateSecrets(dataDir);
   const apiKey = config.BOOTSTRAP_API_KEY ?? secrets.apiKey;
@@ -110,14 +124,13 @@ async function main() {
   };
   const problems = checkServiceEnvs(Object.fromEntries(services.map((s) => [s.name, envOf(s, notYetStarted)])));
   if (problems.length > 0) {
-    lock.release();
     throw new ConfigError(`cannot start, the configuration is wrong:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
   }
 
   // NATS and Postgres are supervised like the services: one that dies is started again on the same data and port,
   // and the services reconnect to it.
   const natsLog = createWriteStream(join(logDir, "nats.log"), { flags: "a", mode: 0o600 });
-  const [natsStart, pgStart] = await Promise.allSettled([
+  const infraStarting = Promise.allSettled([
     config.NATS_URL
       ? undefined
       : superviseServer({
@@ -134,36 +147,21 @@ async function main() {
           onEvent: say,
         }),
   ]);
+  // A signal during start-up waits for NATS and Postgres to be up, then stops them.
+  stopSteps.push(async () => {
+    for (const started of await infraStarting) if (started.status === "fulfilled") await started.value?.stop();
+    natsLog.end();
+  });
+  const [natsStart, pgStart] = await infraStarting;
+  for (const started of [natsStart, pgStart]) if (started.status === "rejected") throw started.reason;
+  if (shuttingDown) return;
   const nats = natsStart.status === "fulfilled" ? natsStart.value : undefined;
   const pg = pgStart.status === "fulfilled" ? pgStart.value : undefined;
-  const stopInfra = async () => {
-    await nats?.stop();
-    await pg?.stop();
-    natsLog.end();
-  };
-  for (const started of [natsStart, pgStart]) {
-    if (started.status === "rejected") {
-      await stopInfra();
-      lock.release();
-      throw started.reason;
-    }
-  }
   const infra = {
     NATS_URL: config.NATS_URL ?? nats!.current().url,
     DATABASE_URL: config.DATABASE_URL ?? pg!.current().url,
   };
 
-  let shuttingDown = false;
-  const shutdown = async (reason: string, exitCode = 0) => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    say(`\n${reason}: stopping services...`);
-    await supervisor.stopAll(SHUTDOWN_ORDER);
-    await stopInfra();
-    lock.release();
-    say("stopped.");
-    process.exit(exitCode);
-  };
   const supervisor = createSupervisor({
     root: ROOT,
     logDir,
@@ -173,9 +171,7 @@ async function main() {
       void shutdown("configuration error", 1);
     },
   });
-  // Whatever ends the launcher's session ends the stack: Ctrl-C, a kill, a closed terminal, a closed output pipe.
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void shutdown(signal));
-  whenOutputCloses(() => void shutdown("output closed"));
+  stopSteps.push(() => supervisor.stopAll(SHUTDOWN_ORDER));
 
   for (const s of services) {
     supervisor.start({ name: s.name, entry: `services/${s.name}/src/main.ts`, env: envOf(s, infra) });
@@ -208,5 +204,5 @@ async function main() {
 main().catch((err: unknown) => {
   if (err instanceof ConfigError || err instanceof AlreadyRunningError) complain(`local stack: ${err.message}`);
   else complain(`local stack: ${(err as Error)?.stack ?? String(err)}`);
-  process.exit(1);
+  void shutdown("could not start", 1);
 });

@@ -1,4 +1,10 @@
-import { checkSandboxTools, findChromium, findNatsServer, findPostgresBin } from "@bas/embedded-infra";
+import {
+  checkChromiumRuns,
+  checkSandboxTools,
+  findChromium,
+  findNatsServer,
+  findPostgresBin,
+} from "@bas/embedded-infra";
 import type { StackConfig } from "./config";
 
 export interface Prerequisites {
@@ -10,7 +16,8 @@ export interface Prerequisites {
 
 /**
  * Everything the stack needs from the machine, checked before anything starts, so that a newcomer learns at once
- * and in one go what to install, instead of from a stack that never turns healthy. Nothing is launched to check.
+ * and in one go what to install, instead of from a stack that never turns healthy. Only Chromium is run, to ask its
+ * version: a path that names another program is as broken as a missing one.
  */
 export function checkPrerequisites(config: StackConfig, env: NodeJS.ProcessEnv = process.env): Prerequisites {
   const missing: string[] = [];
@@ -26,7 +33,11 @@ export function checkPrerequisites(config: StackConfig, env: NodeJS.ProcessEnv =
   if (!config.DATABASE_URL) attempt(findPostgresBin);
   // With the Kubernetes driver browsers run in pods: nothing of theirs is needed here.
   if (env.BROWSER_DRIVER === "kubernetes") return { chromiumPath: undefined, missing };
-  const chromiumPath = attempt(() => findChromium(config.CHROMIUM_PATH || undefined));
+  const chromiumPath = attempt(() => {
+    const found = findChromium(config.CHROMIUM_PATH || undefined);
+    checkChromiumRuns(found);
+    return found;
+  });
   attempt(checkSandboxTools);
   return { chromiumPath, missing };
 }

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 
 /**
- * Polls the gateway's /healthz until it answers 200, then checks that the gateway answering is this stack's own: it
- * must accept the stack's API key (another instance on the same port would answer /healthz just as well).
+ * Polls the gateway's /healthz until it answers 200 and the gateway answering is this stack's own: it must list
+ * sessions with the stack's API key (another instance on the same port would answer /healthz just as well).
  */
 export async function waitForHealthy(baseUrl: string, apiKey: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -10,7 +10,7 @@ export async function waitForHealthy(baseUrl: string, apiKey: string, timeoutMs:
   while (Date.now() < deadline) {
     try {
       const res = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(3_000) });
-      if (res.status === 200) return await checkOwnGateway(baseUrl, apiKey);
+      if (res.status === 200 && (await isOwnGateway(baseUrl, apiKey))) return;
       last = `${res.status} ${await res.text()}`;
     } catch (err) {
       if (err instanceof NotOurGatewayError) throw err;
@@ -23,7 +23,8 @@ export async function waitForHealthy(baseUrl: string, apiKey: string, timeoutMs:
 
 class NotOurGatewayError extends Error {}
 
-async function checkOwnGateway(baseUrl: string, apiKey: string): Promise<void> {
+/** Ours answers a list with the stack's key: 200. A 401 is another instance; anything else, not ready yet. */
+async function isOwnGateway(baseUrl: string, apiKey: string): Promise<boolean> {
   const res = await fetch(`${baseUrl}/api/v3/sessions?pageSize=1`, {
     headers: { "X-Service-API-Key": apiKey },
     signal: AbortSignal.timeout(3_000),
@@ -33,4 +34,5 @@ async function checkOwnGateway(baseUrl: string, apiKey: string): Promise<void> {
       `another service answers at ${baseUrl}: it refuses this stack's API key. Stop it, or start with PORT=<another>`,
     );
   }
+  return res.status === 200;
 }
