@@ -52,6 +52,7 @@ async function main() {
   const projection: Projection = {
     name: "bench-lag",
     aggregateType: "lag",
+    canHandle: ["Ticked"],
     setup: async (d) => {
       await sql`create table if not exists bench_lag (id text primary key, n int not null)`.execute(d);
     },

@@ -1,19 +1,31 @@
 import { execFileSync } from "node:child_process";
 import { accessSync, constants, existsSync, readdirSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
+import { z } from "zod";
 
 /** Thrown when a program the local stack needs is not installed; says how to install it. */
 export class MissingBinaryError extends Error {
   override name = "MissingBinaryError";
 }
 
+/** The variables that say where the programs are; an empty one counts as unset. */
+const programEnv = () =>
+  z
+    .object({
+      PATH: z.string().default(""),
+      NATS_SERVER_PATH: z.string().optional(),
+      PG_BIN: z.string().optional(),
+      CHROMIUM_PATH: z.string().optional(),
+    })
+    .parse(Object.fromEntries(Object.entries(process.env).filter(([, value]) => value !== "")));
+
 function onPath(name: string): string | undefined {
-  const dirs = [...(process.env.PATH ?? "").split(delimiter), "/usr/sbin", "/usr/local/sbin", "/sbin"];
+  const dirs = [...programEnv().PATH.split(delimiter), "/usr/sbin", "/usr/local/sbin", "/sbin"];
   return dirs.map((d) => join(d, name)).find((p) => existsSync(p));
 }
 
 export function findNatsServer(): string {
-  const found = process.env.NATS_SERVER_PATH ?? onPath("nats-server");
+  const found = programEnv().NATS_SERVER_PATH ?? onPath("nats-server");
   if (!found || !existsSync(found)) {
     throw new MissingBinaryError("nats-server not found: install it (apt-get install -y nats-server) or set NATS_URL.");
   }
@@ -22,7 +34,7 @@ export function findNatsServer(): string {
 
 /** The bin folder of the newest installed PostgreSQL server. */
 export function findPostgresBin(): string {
-  const explicit = process.env.PG_BIN;
+  const explicit = programEnv().PG_BIN;
   if (explicit && existsSync(join(explicit, "pg_ctl"))) return explicit;
   const root = "/usr/lib/postgresql";
   const versions = existsSync(root)
@@ -51,7 +63,7 @@ const isExecutable = (path: string) => {
  * The Chromium to run: `CHROMIUM_PATH` when set (and only it: a path given by hand that is wrong must say so),
  * otherwise /usr/bin/chromium, `chromium` or `chromium-browser` on PATH.
  */
-export function findChromium(explicit = process.env.CHROMIUM_PATH || undefined): string {
+export function findChromium(explicit = programEnv().CHROMIUM_PATH): string {
   const candidates = explicit ? [explicit] : ["/usr/bin/chromium", onPath("chromium"), onPath("chromium-browser")];
   const found = candidates.find((c): c is string => !!c && isExecutable(c));
   if (!found) {

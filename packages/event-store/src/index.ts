@@ -6,6 +6,6 @@ export { streamNames, type StreamNames } from "./streams";
 export { ConcurrencyError, EventStoreUnavailableError } from "./errors";
 export { fold, type CommandContext, type Decider } from "./decider";
 export { handleCommand, type Handled, type HandleOptions } from "./command-handler";
-export type { Projection } from "./projection";
+export { type EventConsumer, type Projection, type Reactor, reactorAsProjection } from "./projection";
 export { createProjectionRunner, type ProjectionRunner, type ProjectionRunnerDeps } from "./projection-runner";
 export { createDb, migrate } from "./postgres";

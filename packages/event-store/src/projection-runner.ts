@@ -8,9 +8,10 @@ import {
   type JetStreamManager,
 } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
+import { retry } from "@bas/service-kit/retry";
 import { type Kysely, sql } from "kysely";
 import type { StoredEvent } from "./envelope";
-import type { Projection } from "./projection";
+import { type EventConsumer, reactorAsProjection } from "./projection";
 import type { StreamNames } from "./streams";
 
 export interface ProjectionRunnerDeps {
@@ -18,7 +19,7 @@ export interface ProjectionRunnerDeps {
   jsm: JetStreamManager;
   db: Kysely<any>;
   streams: StreamNames;
-  projection: Projection;
+  projection: EventConsumer;
   log?: { info(o: object, msg: string): void; error(o: object, msg: string): void };
   /** How long JetStream waits for an ack before redelivering; short in tests. */
   ackWaitMs?: number;
@@ -38,6 +39,8 @@ export interface ProjectionRunner {
   position(): Promise<number>;
   /** Resolves once the projection has applied `sequence`; rejects after `timeoutMs`. */
   waitFor(sequence: number, timeoutMs?: number): Promise<void>;
+  /** Resolves once the projection has applied every event of its aggregate type stored so far. */
+  catchUp(timeoutMs?: number): Promise<void>;
 }
 
 const CHECKPOINTS = "projection_checkpoints";
@@ -78,7 +81,9 @@ const endsMidCommit = (events: readonly StoredEvent[]) => {
  * advisory lock per projection); others stand by and take over when its connection goes away.
  */
 export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRunner {
-  const { js, jsm, db, streams, projection } = deps;
+  const { js, jsm, db, streams } = deps;
+  const projection = "react" in deps.projection ? reactorAsProjection(deps.projection) : deps.projection;
+  const handles = new Set<string>(projection.canHandle);
   const stream = streams.events.stream;
   const durable = `proj_${projection.name}`.replace(/[^a-zA-Z0-9_-]/g, "_");
   // Checkpoints of two namespaces sharing a database must not collide.
@@ -137,7 +142,7 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
       const checkpoint = Number(row?.sequence ?? 0);
       const fresh = inOrder(events).filter((e) => e.sequence > checkpoint);
       if (fresh.length === 0) return;
-      for (const event of fresh) await projection.apply(trx, event);
+      for (const event of fresh) if (handles.has(event.type)) await projection.apply(trx, event);
       const sequence = fresh[fresh.length - 1].sequence;
       await trx
         .insertInto(CHECKPOINTS)
@@ -195,18 +200,22 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
         events.push(toStoredEvent(more.value));
       }
       // A failing batch is retried in place: skipping it would let later events overtake it.
-      for (let attempt = 1; !stopped; attempt++) {
-        try {
-          await applyBatch(events);
-          break;
-        } catch (err) {
-          deps.log?.error(
-            { err, projection: projection.name, sequence: batch[0].seq, attempt },
-            "projection apply failed",
-          );
-          for (const m of batch) m.working();
-          await sleep(Math.min(5_000, 100 * 2 ** attempt));
-        }
+      if (stopped) return;
+      try {
+        await retry(() => applyBatch(events), {
+          graceMs: Number.POSITIVE_INFINITY,
+          retryable: () => !stopped,
+          initialDelayMs: 200,
+          onRetry(err, { attempt }) {
+            deps.log?.error(
+              { err, projection: projection.name, sequence: batch[0].seq, attempt },
+              "projection apply failed",
+            );
+            for (const m of batch) m.working();
+          },
+        });
+      } catch {
+        return; // stopped
       }
       if (stopped) return;
       const ordered = inOrder(events);
@@ -295,5 +304,12 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
     }
   }
 
-  return { start, stop, rebuild, position, waitFor };
+  async function catchUp(timeoutMs = 60_000): Promise<void> {
+    const last = await jsm.streams
+      .getMessage(stream, { last_by_subj: streams.events.ofType(projection.aggregateType) })
+      .catch(() => null);
+    if (last) await waitFor(last.seq, timeoutMs);
+  }
+
+  return { start, stop, rebuild, position, waitFor, catchUp };
 }

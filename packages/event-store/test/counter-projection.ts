@@ -11,6 +11,7 @@ export function counterProjection(table = "counters"): Projection<any, CounterEv
   return {
     name: `counter-${table}`,
     aggregateType: "counter",
+    canHandle: ["Incremented", "Reset"],
     async setup(db) {
       await sql`create table if not exists ${sql.table(table)} (id text primary key, total int not null, changes int not null)`.execute(
         db,

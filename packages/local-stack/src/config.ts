@@ -25,6 +25,12 @@ export function loadStackConfig(env: NodeJS.ProcessEnv = process.env) {
       LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
       MODEL_ROUTES: z.string().optional(),
       HOST: z.string().default("127.0.0.1"),
+      // Given, these replace the ones the stack keeps in DATA_DIR/secrets.json.
+      SECRETS_KEY: blankIsUnset(z.string().optional()),
+      BLOB_SIGNING_KEY: blankIsUnset(z.string().optional()),
+      PROVIDER_KEY_SECRET: blankIsUnset(z.string().optional()),
+      XDG_CONFIG_HOME: blankIsUnset(z.string().optional()),
+      XDG_CACHE_HOME: blankIsUnset(z.string().optional()),
     },
     env,
   );

@@ -69,6 +69,7 @@ async function main() {
   ] = await Promise.all(Array.from({ length: 9 }, () => freePort()));
   const addr = (port: number) => `127.0.0.1:${port}`;
   const common: NodeJS.ProcessEnv = {
+    // The services read their own variables from what the launcher was given.
     ...process.env,
     NAMESPACE: config.NAMESPACE,
     LOG_LEVEL: config.LOG_LEVEL,
@@ -78,11 +79,11 @@ async function main() {
     BROWSER_POOL_ADDR: addr(browserPoolPort),
     RUNNER_ADDR: addr(runnerPort),
     BILLING_ADDR: addr(billingPort),
-    SECRETS_KEY: process.env.SECRETS_KEY ?? secrets.secretsKey,
-    BLOB_SIGNING_KEY: process.env.BLOB_SIGNING_KEY ?? secrets.blobSigningKey,
-    PROVIDER_KEY_SECRET: process.env.PROVIDER_KEY_SECRET ?? secrets.providerKeySecret,
-    XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME ?? join(dataDir, "xdg", "config"),
-    XDG_CACHE_HOME: process.env.XDG_CACHE_HOME ?? join(dataDir, "xdg", "cache"),
+    SECRETS_KEY: config.SECRETS_KEY ?? secrets.secretsKey,
+    BLOB_SIGNING_KEY: config.BLOB_SIGNING_KEY ?? secrets.blobSigningKey,
+    PROVIDER_KEY_SECRET: config.PROVIDER_KEY_SECRET ?? secrets.providerKeySecret,
+    XDG_CONFIG_HOME: config.XDG_CONFIG_HOME ?? join(dataDir, "xdg", "config"),
+    XDG_CACHE_HOME: config.XDG_CACHE_HOME ?? join(dataDir, "xdg", "cache"),
   };
   const services: Array<{ name: string; port: number; env: NodeJS.ProcessEnv }> = [
     { name: "billing", port: billingPort, env: { METRICS_PORT: String(metricsPort) } },

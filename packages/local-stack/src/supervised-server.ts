@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ServerProcess } from "@bas/embedded-infra";
+import { backoffDelay } from "@bas/service-kit/retry";
 
 export interface SupervisedServer<S extends ServerProcess> {
   /** The server running now (after a restart, the new one). */
@@ -34,7 +35,7 @@ export async function superviseServer<S extends ServerProcess>(options: {
       // A server that ran for a while gets a fresh restart budget.
       if (Date.now() - startedAt > 60_000) restarts = 0;
       for (;;) {
-        const delay = Math.min(10_000, 250 * 2 ** restarts++);
+        const delay = backoffDelay(++restarts, { maxMs: 10_000 });
         options.onEvent(`${options.name} exited (${how}); restarting in ${delay} ms`);
         await sleep(delay, undefined, { signal: wake.signal }).catch(() => undefined);
         if (stopping) return;

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import { waitForExit } from "@bas/embedded-infra";
-import { EXIT_CONFIG_ERROR } from "@bas/service-kit";
+import { backoffDelay, EXIT_CONFIG_ERROR } from "@bas/service-kit";
 
 export interface ServiceSpec {
   name: string;
@@ -65,7 +65,7 @@ export function createSupervisor(options: SupervisorOptions): Supervisor {
       if (code === EXIT_CONFIG_ERROR) return options.onConfigError(spec.name, lastLines());
       // A service that ran for a while gets a fresh restart budget.
       const count = Date.now() - startedAt > 60_000 ? 0 : restarts + 1;
-      const delay = Math.min(10_000, 250 * 2 ** count);
+      const delay = backoffDelay(count + 1, { maxMs: 10_000 });
       const why = startingUp ? `; its last lines:\n${indent(lastLines())}` : "";
       options.onEvent(`${spec.name} exited (${signal ?? code}); restarting in ${delay} ms${why}`);
       setTimeout(() => !stopping && launch(spec, count), delay);

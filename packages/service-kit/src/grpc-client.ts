@@ -60,14 +60,20 @@ export function promiseClient<C extends Client>(client: C, defaultDeadlineMs = 1
       return (request: unknown, options: { deadlineMs?: number; metadata?: Metadata; signal?: AbortSignal } = {}) =>
         new Promise((resolve, reject) => {
           const deadline = new Date(Date.now() + (options.deadlineMs ?? defaultDeadlineMs));
+          // A long-lived signal (a task's) serves many calls: each takes its listener away when it ends.
+          const cancel = () => call.cancel();
           const call = method.call(
             target,
             request,
             options.metadata ?? new Metadata(),
             { deadline },
-            (err: any, res: any) => (err ? reject(toClientError(err)) : resolve(res)),
+            (err: any, res: any) => {
+              options.signal?.removeEventListener("abort", cancel);
+              if (err) reject(toClientError(err));
+              else resolve(res);
+            },
           ) as ClientUnaryCall;
-          options.signal?.addEventListener("abort", () => call.cancel(), { once: true });
+          options.signal?.addEventListener("abort", cancel, { once: true });
         });
     },
   });

@@ -1,6 +1,7 @@
 import { Metadata, type ServerUnaryCall, type sendUnaryData, status } from "@grpc/grpc-js";
-import { ServiceError } from "./errors";
-import { isUnavailable } from "./retry-unavailable";
+import { ServiceError } from "@bas/errors";
+import { GRPC_STATUS_OF } from "./grpc-status";
+import { isUnavailable } from "./retry";
 
 export const ERROR_KIND_KEY = "x-error-kind";
 export const ERROR_FIELD_KEY = "x-error-field";
@@ -31,7 +32,7 @@ export function unary<Req, Res>(
             const metadata = new Metadata();
             metadata.set(ERROR_KIND_KEY, err.kind);
             if (err.field) metadata.set(ERROR_FIELD_KEY, JSON.stringify(err.field));
-            callback({ code: err.code, details: err.message, metadata });
+            callback({ code: GRPC_STATUS_OF[err.kind], details: err.message, metadata });
             return;
           }
           if (isUnavailable(err)) {

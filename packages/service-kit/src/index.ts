@@ -1,4 +1,5 @@
 export { commonEnv, ConfigError, envPort, loadConfig } from "./config";
+export { type CleanupStack, createCleanupStack, startWithCleanup } from "./cleanup-stack";
 export { createLogger, type Logger } from "./logger";
 export { startTelemetry, type Telemetry } from "./telemetry";
 export { EXIT_CONFIG_ERROR, runService, type RunningService } from "./lifecycle";
@@ -12,15 +13,11 @@ export {
   promiseClient,
   type PromiseClient,
 } from "./grpc-client";
-export { DEFAULT_GRACE_MS, isUnavailable, type RetryOptions, retryUnavailable } from "./retry-unavailable";
 export {
-  BadRequestError,
-  IllegalStateError,
-  InsufficientCreditError,
-  InvalidArgumentError,
-  LimitExceededError,
-  NotFoundError,
-  ServiceError,
-  SupersededError,
-  UnavailableError,
-} from "./errors";
+  backoffDelay,
+  DEFAULT_GRACE_MS,
+  isUnavailable,
+  type RetryOptions,
+  retry,
+  retryUnavailable,
+} from "./retry";

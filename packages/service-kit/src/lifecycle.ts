@@ -1,5 +1,6 @@
-import { ConfigError } from "./config";
-import { startTelemetry } from "./telemetry";
+import { z } from "zod";
+import { ConfigError, loadConfig } from "./config";
+import { startTelemetry, type Telemetry } from "./telemetry";
 
 export interface RunningService {
   /** Stop taking work, finish or hand back what is in flight, then close connections. Called once. */
@@ -14,7 +15,19 @@ export const EXIT_CONFIG_ERROR = 78;
  * A bad environment exits EXIT_CONFIG_ERROR with a message naming the variable; another failure to start exits 1.
  */
 export function runService(name: string, start: () => Promise<RunningService>): void {
-  const telemetry = startTelemetry(name);
+  function fail(err: unknown): never {
+    const message = err instanceof ConfigError ? err.message : `failed to start: ${(err as Error)?.stack ?? err}`;
+    process.stderr.write(`${name}: ${message}\n`);
+    process.exit(err instanceof ConfigError ? EXIT_CONFIG_ERROR : 1);
+  }
+  let telemetry: Telemetry;
+  let exitWithParent: boolean;
+  try {
+    telemetry = startTelemetry(name);
+    exitWithParent = loadConfig({ EXIT_WITH_PARENT: z.enum(["0", "1"]).default("0") }).EXIT_WITH_PARENT === "1";
+  } catch (err) {
+    fail(err);
+  }
   let service: RunningService | undefined;
   let closing = false;
   const shutdown = (signal: string) => {
@@ -32,19 +45,12 @@ export function runService(name: string, start: () => Promise<RunningService>): 
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
   // Under a local supervisor, stdin is a pipe from it: its end means the supervisor is gone, so go too.
-  if (process.env.EXIT_WITH_PARENT === "1") {
+  if (exitWithParent) {
     process.stdin.on("end", () => shutdown("supervisor gone"));
     process.stdin.on("error", () => shutdown("supervisor gone"));
     process.stdin.resume();
   }
-  start().then(
-    (s) => {
-      service = s;
-    },
-    (err: unknown) => {
-      const message = err instanceof ConfigError ? err.message : `failed to start: ${(err as Error)?.stack ?? err}`;
-      process.stderr.write(`${name}: ${message}\n`);
-      process.exit(err instanceof ConfigError ? EXIT_CONFIG_ERROR : 1);
-    },
-  );
+  start().then((s) => {
+    service = s;
+  }, fail);
 }

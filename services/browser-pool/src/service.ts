@@ -5,7 +5,7 @@ import {
   createProjectionRunner,
   ensureStreams,
   migrate,
-  type Projection,
+  type EventConsumer,
   type ProjectionRunner,
   streamNames,
 } from "@bas/event-store";
@@ -128,7 +128,7 @@ export async function startBrowserPoolService(
     await ensureStreams(nats.jsm, streams);
     await migrate(db, "browser_pool", usageMigrations);
     const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
-    const runnerFor = (projection: Projection) =>
+    const runnerFor = (projection: EventConsumer) =>
       createProjectionRunner({ js: nats.js, jsm: nats.jsm, db, streams, projection, log, ackWaitMs: deps.ackWaitMs });
     const browsersRunner = runnerFor(browsersProjection());
     const runners: ProjectionRunner[] = [browsersRunner, runnerFor(browserCostsProjection())];

@@ -3,12 +3,12 @@ import { createBlobUrlSigner, createNatsBlobStore } from "@bas/blobs";
 import { createDb, createNatsEventStore, ensureStreams, migrate, streamNames } from "@bas/event-store";
 import { loadModelCatalog } from "@bas/models";
 import { gateway } from "@bas/proto";
-import { checkGrpcHealth, connectNats, createGrpcServer, createLogger } from "@bas/service-kit";
+import { checkGrpcHealth, connectNats, createGrpcServer, createLogger, startWithCleanup } from "@bas/service-kit";
 import { sql } from "kysely";
 import { browserLaunchProblem } from "./adapters/grpc/browser-launch-problem";
 import { createServiceClients } from "./adapters/grpc/clients";
 import { createBrowserCapacityCheck } from "./app/browser-capacity-check";
-import { projectAdminService } from "./adapters/grpc/project-admin-server";
+import { projectAdminServer } from "./adapters/grpc/project-admin-server";
 import { startHttpServer } from "./adapters/http/http-server";
 import { migrations } from "./adapters/pg/migrations";
 import { createPgProjectStore } from "./adapters/pg/pg-project-store";
@@ -41,120 +41,117 @@ export interface GatewayService {
 export const ROUTES: readonly AnyRoute[] = Object.values(registered) as AnyRoute[];
 
 /** Starts the REST gateway and its ProjectAdmin gRPC service, everything wired; used by main.ts and tests. */
-export async function startGatewayService(config: GatewayConfig): Promise<GatewayService> {
-  const log = createLogger("gateway", config.LOG_LEVEL);
-  const nats = await connectNats(config.NATS_URL, "gateway");
-  const streams = streamNames(config.NAMESPACE);
-  await ensureStreams(nats.jsm, streams);
-  const eventStore = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams });
-  const db = createDb<GatewayDatabase>(config.DATABASE_URL);
-  await migrate(db, "gateway", migrations);
+export function startGatewayService(config: GatewayConfig): Promise<GatewayService> {
+  return startWithCleanup(async (cleanup) => {
+    const log = createLogger("gateway", config.LOG_LEVEL);
+    const nats = await connectNats(config.NATS_URL, "gateway");
+    cleanup.defer(() => nats.nc.drain().catch(() => undefined));
+    const streams = streamNames(config.NAMESPACE);
+    await ensureStreams(nats.jsm, streams);
+    const eventStore = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams });
+    const db = createDb<GatewayDatabase>(config.DATABASE_URL);
+    cleanup.defer(() => db.destroy());
+    await migrate(db, "gateway", migrations);
 
-  const store = createPgProjectStore(db);
-  const authenticator = createAuthenticator({ store, ttlMs: config.API_KEY_CACHE_TTL_MS });
-  const admin = createProjectAdmin({ store, onRevoked: authenticator.forget });
-  if (config.BOOTSTRAP_API_KEY) await admin.ensureBootstrapKey(config.BOOTSTRAP_API_KEY);
-  const revocations = await startRevocationListener({
-    connectionString: config.DATABASE_URL,
-    onRevoked: authenticator.forget,
-    onResync: authenticator.forgetAll,
-    log,
-  });
-  const blobs = await createNatsBlobStore({ js: nats.js, namespace: config.NAMESPACE });
-  const clients = createServiceClients(
-    {
-      sessions: config.SESSIONS_ADDR,
-      browserPool: config.BROWSER_POOL_ADDR,
-      billing: config.BILLING_ADDR,
-      runner: config.RUNNER_ADDR,
-    },
-    config.GRPC_DEADLINE_MS,
-  );
-  const health = createHealthCheck({
-    services: {
-      sessions: config.SESSIONS_ADDR,
-      browserPool: config.BROWSER_POOL_ADDR,
-      runner: config.RUNNER_ADDR,
-      billing: config.BILLING_ADDR,
-    },
-    checkService: (address) => checkGrpcHealth(address),
-    capabilities: { browserPool: () => browserLaunchProblem(clients.browserPool, 2_000) },
-    probes: {
-      eventStore: () => eventStore.checkWritable(),
-      database: async () => {
-        await sql`select 1`.execute(db);
+    const store = createPgProjectStore(db);
+    const authenticator = createAuthenticator({ store, ttlMs: config.API_KEY_CACHE_TTL_MS });
+    const admin = createProjectAdmin({ store, onRevoked: authenticator.forget });
+    if (config.BOOTSTRAP_API_KEY) await admin.ensureBootstrapKey(config.BOOTSTRAP_API_KEY);
+    const revocations = await startRevocationListener({
+      connectionString: config.DATABASE_URL,
+      onRevoked: authenticator.forget,
+      onResync: authenticator.forgetAll,
+      log,
+    });
+    cleanup.defer(() => revocations.close());
+    const blobs = await createNatsBlobStore({ js: nats.js, namespace: config.NAMESPACE });
+    cleanup.defer(() => blobs.close());
+    const clients = createServiceClients(
+      {
+        sessions: config.SESSIONS_ADDR,
+        browserPool: config.BROWSER_POOL_ADDR,
+        billing: config.BILLING_ADDR,
+        runner: config.RUNNER_ADDR,
       },
-    },
-  });
+      config.GRPC_DEADLINE_MS,
+    );
+    cleanup.defer(() => clients.close());
+    const health = createHealthCheck({
+      services: {
+        sessions: config.SESSIONS_ADDR,
+        browserPool: config.BROWSER_POOL_ADDR,
+        runner: config.RUNNER_ADDR,
+        billing: config.BILLING_ADDR,
+      },
+      checkService: (address) => checkGrpcHealth(address),
+      capabilities: { browserPool: () => browserLaunchProblem(clients.browserPool, 2_000) },
+      probes: {
+        eventStore: () => eventStore.checkWritable(),
+        database: async () => {
+          await sql`select 1`.execute(db);
+        },
+      },
+    });
 
-  const http = await startHttpServer(config.PORT, config.HOST);
-  const publicUrl = config.PUBLIC_URL ?? `http://127.0.0.1:${http.port}`;
-  if (!config.BLOB_SIGNING_KEY)
-    log.warn({}, "BLOB_SIGNING_KEY is not set: presigned URLs work only on this replica until it restarts");
-  const urls = createBlobUrlSigner({
-    key: config.BLOB_SIGNING_KEY ?? randomBytes(32).toString("base64url"),
-    baseUrl: publicUrl,
-  });
-  const sessionCache = createSessionCache({
-    nc: nats.nc,
-    streams,
-    ttlMs: config.SESSION_CACHE_TTL_MS,
-    maxEntries: 50_000,
-  });
-  let document: object | undefined;
-  const deps: GatewayDeps = {
-    ...clients,
-    sessionCache,
-    requireCredit: createCreditCheck(config.BILLING_ADDR ? clients.billing : undefined),
-    requireOwnKey: createOwnKeyCheck(config.RUNNER_ADDR ? clients.runner : undefined),
-    requireModelRoute: createModelRouteCheck(config.RUNNER_ADDR ? clients.runner : undefined),
-    requireBrowserCapacity: createBrowserCapacityCheck(config.BROWSER_POOL_ADDR ? clients.browserPool : undefined, log),
-    blobs,
-    urls,
-    models: loadModelCatalog(config.MODEL_CATALOG),
-    publicUrl,
-    health,
-    openApiDocument: () => {
-      document ??= buildOpenApiDocument(ROUTES, deps, {
-        title: "Browser agent service API",
-        version: "3.0.0",
-        description: "Session API (v3): tasks for a hosted browser agent. Authenticate with X-Service-API-Key.",
-        serverUrl: publicUrl,
-      });
-      return document;
-    },
-    log,
-  };
-  const rateLimit = createProjectRateLimit({
-    requests: config.RATE_LIMIT_REQUESTS,
-    windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
-  });
-  http.handle(
-    createHttpApp(ROUTES, deps, { authenticator, rateLimit, maxBodyBytes: config.MAX_BODY_BYTES }).callback(),
-  );
+    // Listening from here on, and first closed: no new requests while the rest stops.
+    const http = await startHttpServer(config.PORT, config.HOST);
+    cleanup.defer(() => http.close());
+    const publicUrl = config.PUBLIC_URL ?? `http://127.0.0.1:${http.port}`;
+    if (!config.BLOB_SIGNING_KEY)
+      log.warn({}, "BLOB_SIGNING_KEY is not set: presigned URLs work only on this replica until it restarts");
+    const urls = createBlobUrlSigner({
+      key: config.BLOB_SIGNING_KEY ?? randomBytes(32).toString("base64url"),
+      baseUrl: publicUrl,
+    });
+    const sessionCache = createSessionCache({
+      nc: nats.nc,
+      streams,
+      ttlMs: config.SESSION_CACHE_TTL_MS,
+      maxEntries: 50_000,
+    });
+    cleanup.defer(() => sessionCache.close());
+    let document: object | undefined;
+    const deps: GatewayDeps = {
+      ...clients,
+      sessionCache,
+      requireCredit: createCreditCheck(config.BILLING_ADDR ? clients.billing : undefined),
+      requireOwnKey: createOwnKeyCheck(config.RUNNER_ADDR ? clients.runner : undefined),
+      requireModelRoute: createModelRouteCheck(config.RUNNER_ADDR ? clients.runner : undefined),
+      requireBrowserCapacity: createBrowserCapacityCheck(
+        config.BROWSER_POOL_ADDR ? clients.browserPool : undefined,
+        log,
+      ),
+      blobs,
+      urls,
+      models: loadModelCatalog(config.MODEL_CATALOG),
+      publicUrl,
+      health,
+      openApiDocument: () => {
+        document ??= buildOpenApiDocument(ROUTES, deps, {
+          title: "Browser agent service API",
+          version: "3.0.0",
+          description: "Session API (v3): tasks for a hosted browser agent. Authenticate with X-Service-API-Key.",
+          serverUrl: publicUrl,
+        });
+        return document;
+      },
+      log,
+    };
+    const rateLimit = createProjectRateLimit({
+      requests: config.RATE_LIMIT_REQUESTS,
+      windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
+    });
+    http.handle(
+      createHttpApp(ROUTES, deps, { authenticator, rateLimit, maxBodyBytes: config.MAX_BODY_BYTES }).callback(),
+    );
 
-  const grpc = createGrpcServer();
-  grpc.add(gateway.ProjectAdminService, projectAdminService(admin, log));
-  const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
-  grpc.setHealth("SERVING");
-  log.info({ port: http.port, grpcPort, publicUrl }, "gateway listening");
+    const grpc = createGrpcServer();
+    grpc.add(gateway.ProjectAdminService, projectAdminServer(admin, log));
+    const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
+    cleanup.defer(() => grpc.close());
+    grpc.setHealth("SERVING");
+    log.info({ port: http.port, grpcPort, publicUrl }, "gateway listening");
 
-  let closing: Promise<void> | undefined;
-  return {
-    port: http.port,
-    grpcPort,
-    publicUrl,
-    close: () => {
-      closing ??= (async () => {
-        await Promise.all([http.close(), grpc.close()]);
-        await revocations.close();
-        await sessionCache.close();
-        clients.close();
-        await blobs.close();
-        await nats.nc.drain().catch(() => undefined);
-        await db.destroy();
-      })();
-      return closing;
-    },
-  };
+    return { port: http.port, grpcPort, publicUrl, close: cleanup.close };
+  });
 }

@@ -5,12 +5,11 @@ import {
   createProjectionRunner,
   ensureStreams,
   migrate,
-  type Projection,
-  type ProjectionRunner,
+  type EventConsumer,
   streamNames,
 } from "@bas/event-store";
 import { sessions } from "@bas/proto";
-import { connectNats, createGrpcServer, createLogger, type Logger } from "@bas/service-kit";
+import { connectNats, createGrpcServer, createLogger, type Logger, startWithCleanup } from "@bas/service-kit";
 import { sql } from "kysely";
 import { messagesProjection, createMessageQueries } from "./adapters/pg/messages-projection";
 import { createProjectLock, projectLockMigrations } from "./adapters/pg/project-lock";
@@ -22,7 +21,7 @@ import { createSessionQueries, sessionsProjection } from "./adapters/pg/sessions
 import { runnerReportsServer } from "./adapters/grpc/runner-reports-server";
 import { sessionsServer } from "./adapters/grpc/sessions-server";
 import { createWorkQueue } from "./adapters/nats/work-queue";
-import { budgetReactor } from "./app/budget-reactor";
+import { budgetReactor } from "./adapters/nats/budget-reactor";
 import { createSessionHandler } from "./app/create-session";
 import { dispatchReactor } from "./app/dispatch-reactor";
 import { startInactivityReactor } from "./app/inactivity-reactor";
@@ -58,161 +57,130 @@ export interface SessionsService {
 }
 
 /** Everything of the sessions service wired together: gRPC `Sessions` + `RunnerReports`, read models, reactors. */
-export async function startSessionsService(
-  config: SessionsConfig,
-  deps: SessionsServiceDeps = {},
-): Promise<SessionsService> {
-  const log = deps.logger ?? createLogger("sessions", config.LOG_LEVEL);
-  const now = deps.now ?? (() => new Date());
-  const newId = deps.newId ?? randomUUID;
-  const streams = streamNames(config.NAMESPACE);
-  const nats = await connectNats(config.NATS_URL, "sessions");
-  // A query that cannot get a connection fails (UNAVAILABLE) rather than hang its caller.
-  const db = createDb<SessionsDb>(config.DATABASE_URL, { max: 20, connectionTimeoutMs: 5_000 });
-  // The per-project create lock holds a connection while it waits: it gets a pool of its own, so a burst of creates
-  // can never take the connections that reads and projections need.
-  const lockDb = createDb<SessionsDb>(config.DATABASE_URL, { max: LOCK_CONNECTIONS, connectionTimeoutMs: 5_000 });
-  const closeConnections = async () => {
-    await nats.nc.drain().catch(() => undefined);
-    await lockDb.destroy();
-    await db.destroy();
-  };
-  try {
+export function startSessionsService(config: SessionsConfig, deps: SessionsServiceDeps = {}): Promise<SessionsService> {
+  return startWithCleanup(async (cleanup) => {
+    const log = deps.logger ?? createLogger("sessions", config.LOG_LEVEL);
+    const now = deps.now ?? (() => new Date());
+    const newId = deps.newId ?? randomUUID;
+    const streams = streamNames(config.NAMESPACE);
+    const nats = await connectNats(config.NATS_URL, "sessions");
+    cleanup.defer(() => nats.nc.drain().catch(() => undefined));
+    // A query that cannot get a connection fails (UNAVAILABLE) rather than hang its caller.
+    const db = createDb<SessionsDb>(config.DATABASE_URL, { max: 20, connectionTimeoutMs: 5_000 });
+    cleanup.defer(() => db.destroy());
+    // The per-project create lock holds a connection while it waits: it gets a pool of its own, so a burst of
+    // creates can never take the connections that reads and projections need.
+    const lockDb = createDb<SessionsDb>(config.DATABASE_URL, { max: LOCK_CONNECTIONS, connectionTimeoutMs: 5_000 });
+    cleanup.defer(() => lockDb.destroy());
     await ensureStreams(nats.jsm, streams);
     await migrate(db, "sessions", { ...secretsMigrations, ...projectLockMigrations });
-  } catch (err) {
-    await closeConnections();
-    throw err;
-  }
 
-  const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
-  // Once a session's row is committed, say so (core NATS): gateways drop their cached copy of it.
-  const announceChanges = (_: number, events: readonly { aggregateId: string }[]) => {
-    for (const id of new Set(events.map((e) => e.aggregateId))) nats.nc.publish(streams.changes.subject("session", id));
-  };
-  const runnerFor = (projection: Projection, afterCommit?: typeof announceChanges) =>
-    createProjectionRunner({
-      js: nats.js,
-      jsm: nats.jsm,
-      db,
-      streams,
-      projection,
-      log,
-      ackWaitMs: deps.ackWaitMs,
-      afterCommit,
-    });
-  const views = runnerFor(sessionsProjection, announceChanges);
-  const messages = runnerFor(messagesProjection);
-  const costs = runnerFor(sessionCostsProjection, announceChanges);
-  const browsers = runnerFor(sessionBrowsersProjection);
-  const readModelRunners = [
-    { runner: views, aggregateType: sessionsProjection.aggregateType },
-    { runner: messages, aggregateType: messagesProjection.aggregateType },
-    { runner: costs, aggregateType: sessionCostsProjection.aggregateType },
-    { runner: browsers, aggregateType: sessionBrowsersProjection.aggregateType },
-  ];
-  const readYourWrites: ReadYourWrites = {
-    async waitFor(sequence, timeoutMs) {
-      try {
-        const timeout = timeoutMs ?? deps.readYourWritesTimeoutMs ?? 5_000;
-        await Promise.all([views.waitFor(sequence, timeout), messages.waitFor(sequence, timeout)]);
-        return true;
-      } catch (err) {
-        log.warn({ err, sequence }, "read models lag behind; answering from the aggregate");
-        return false;
+    const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
+    // Once a session's row is committed, say so (core NATS): gateways drop their cached copy of it.
+    const announceChanges = (_: number, events: readonly { aggregateId: string }[]) => {
+      for (const id of new Set(events.map((e) => e.aggregateId))) {
+        nats.nc.publish(streams.changes.subject("session", id));
       }
-    },
-  };
+    };
+    const runnerFor = (projection: EventConsumer, afterCommit?: typeof announceChanges) =>
+      createProjectionRunner({
+        js: nats.js,
+        jsm: nats.jsm,
+        db,
+        streams,
+        projection,
+        log,
+        ackWaitMs: deps.ackWaitMs,
+        afterCommit,
+      });
+    const views = runnerFor(sessionsProjection(), announceChanges);
+    const messages = runnerFor(messagesProjection());
+    const costs = runnerFor(sessionCostsProjection(), announceChanges);
+    const browsers = runnerFor(sessionBrowsersProjection());
+    const readModelRunners = [views, messages, costs, browsers];
+    const readYourWrites: ReadYourWrites = {
+      async waitFor(sequence, timeoutMs) {
+        try {
+          const timeout = timeoutMs ?? deps.readYourWritesTimeoutMs ?? 5_000;
+          await Promise.all([views.waitFor(sequence, timeout), messages.waitFor(sequence, timeout)]);
+          return true;
+        } catch (err) {
+          log.warn({ err, sequence }, "read models lag behind; answering from the aggregate");
+          return false;
+        }
+      },
+    };
 
-  const commands = createSessionCommands({ store, readModels: readYourWrites, now, newId, log });
-  const queries = createSessionQueries(db, { now, finalCostsWaitMs: config.FINAL_COSTS_WAIT_MS });
-  const vault = createSecretsVault(db, config.SECRETS_KEY);
-  const workQueue = createWorkQueue(nats.js, streams);
-  const reactors: ProjectionRunner[] = [
-    runnerFor(dispatchReactor({ load: commands.load, publish: workQueue.publish })),
-    runnerFor(secretsCleanupReactor(vault)),
-    runnerFor(budgetReactor(commands, log)),
-  ];
-
-  const grpc = createGrpcServer();
-  grpc.add(
-    sessions.SessionsService,
-    sessionsServer({
-      create: createSessionHandler({
-        commands,
-        queries,
-        vault,
-        projectLock: createProjectLock({ db: lockDb, maxConnections: LOCK_CONNECTIONS, scope: "sessions-create" }),
-        newId,
-        publicUrl: config.PUBLIC_URL,
-        maxActiveSessionsPerProject: config.MAX_ACTIVE_SESSIONS_PER_PROJECT,
-      }),
-      lifecycle: createSessionLifecycle(commands, queries),
-      reads: createSessionReads(queries, createMessageQueries(db)),
-      log,
-    }),
-  );
-  grpc.add(sessions.RunnerReportsService, runnerReportsServer(createRunnerReports(commands, vault), log));
-
-  let inactivity: { stop(): Promise<void> } | undefined;
-  let grpcPort: number;
-  try {
-    for (const { runner } of readModelRunners) await runner.start();
-    for (const reactor of reactors) await reactor.start();
-    inactivity = startInactivityReactor({
+    const commands = createSessionCommands({ store, readModels: readYourWrites, now, newId, log });
+    const queries = createSessionQueries(db, { now, finalCostsWaitMs: config.FINAL_COSTS_WAIT_MS });
+    const vault = createSecretsVault(db, config.SECRETS_KEY);
+    const workQueue = createWorkQueue(nats.js, streams);
+    const reactors = [
+      runnerFor(dispatchReactor({ load: commands.load, publish: workQueue.publish })),
+      runnerFor(secretsCleanupReactor(vault)),
+      runnerFor(budgetReactor(commands, log)),
+    ];
+    for (const runner of [...readModelRunners, ...reactors]) {
+      cleanup.defer(() => runner.stop());
+      await runner.start();
+    }
+    const inactivity = startInactivityReactor({
       queries,
       commands,
       timeoutMs: config.SESSION_INACTIVITY_TIMEOUT_MS,
       now,
       log,
     });
-    grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
-  } catch (err) {
-    await grpc.close(0);
-    await inactivity?.stop();
-    for (const runner of [...reactors, ...readModelRunners.map((r) => r.runner)]) await runner.stop();
-    await closeConnections();
-    throw err;
-  }
-  const health = startHealthMonitor({
-    probes: {
-      database: () => sql`select 1`.execute(db),
-      nats: () => nats.nc.flush(),
-    },
-    setServing: (serving) => grpc.setHealth(serving ? "SERVING" : "NOT_SERVING"),
-    intervalMs: deps.healthIntervalMs ?? 1_000,
-    timeoutMs: 2_000,
-    log,
-  });
-  await health.check();
-  log.info({ grpcPort }, "sessions service ready");
+    cleanup.defer(() => inactivity.stop());
 
-  async function caughtUp(runner: ProjectionRunner, aggregateType: string) {
-    const last = await nats.jsm.streams
-      .getMessage(streams.events.stream, { last_by_subj: streams.events.ofType(aggregateType) })
-      .catch(() => null);
-    if (last) await runner.waitFor(last.seq, 60_000);
-  }
+    // Last set up, first closed: no new calls while the rest stops.
+    const grpc = createGrpcServer();
+    grpc.add(
+      sessions.SessionsService,
+      sessionsServer({
+        create: createSessionHandler({
+          commands,
+          queries,
+          vault,
+          projectLock: createProjectLock({ db: lockDb, maxConnections: LOCK_CONNECTIONS, scope: "sessions-create" }),
+          newId,
+          publicUrl: config.PUBLIC_URL,
+          maxActiveSessionsPerProject: config.MAX_ACTIVE_SESSIONS_PER_PROJECT,
+        }),
+        lifecycle: createSessionLifecycle(commands, queries),
+        reads: createSessionReads(queries, createMessageQueries(db)),
+        log,
+      }),
+    );
+    grpc.add(sessions.RunnerReportsService, runnerReportsServer(createRunnerReports(commands, vault), log));
+    const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
+    cleanup.defer(() => grpc.close());
+    const health = startHealthMonitor({
+      probes: {
+        database: () => sql`select 1`.execute(db),
+        nats: () => nats.nc.flush(),
+      },
+      setServing: (serving) => grpc.setHealth(serving ? "SERVING" : "NOT_SERVING"),
+      intervalMs: deps.healthIntervalMs ?? 1_000,
+      timeoutMs: 2_000,
+      log,
+    });
+    cleanup.defer(() => health.stop());
+    await health.check();
+    log.info({ grpcPort }, "sessions service ready");
 
-  let closing: Promise<void> | undefined;
-  return {
-    grpcPort,
-    async rebuildReadModels() {
-      for (const { runner, aggregateType } of readModelRunners) {
-        await runner.rebuild();
-        await caughtUp(runner, aggregateType);
-      }
-    },
-    close() {
-      closing ??= (async () => {
-        await health.stop();
-        await grpc.close();
-        await inactivity?.stop();
-        for (const runner of [...reactors, ...readModelRunners.map((r) => r.runner)]) await runner.stop();
-        await closeConnections();
+    return {
+      grpcPort,
+      async rebuildReadModels() {
+        for (const runner of readModelRunners) {
+          await runner.rebuild();
+          await runner.catchUp();
+        }
+      },
+      async close() {
+        await cleanup.close();
         log.info("sessions service stopped");
-      })();
-      return closing;
-    },
-  };
+      },
+    };
+  });
 }

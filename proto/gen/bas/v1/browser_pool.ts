@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Struct } from "../../google/protobuf/struct";
 import { Timestamp } from "../../google/protobuf/timestamp";
 import { BrowserSettings } from "./sessions";
 
@@ -129,6 +130,44 @@ export interface Browser {
 export interface Browser_MetadataEntry {
   key: string;
   value: string;
+}
+
+export interface BrowserRequested {
+  projectId: string;
+  /** The v3 session the browser serves; absent for a browser created through the browsers API. */
+  sessionId?: string | undefined;
+  settings: BrowserSettings | undefined;
+  timeoutMinutes: number;
+  /** ISO-8601: when the browser stops by itself. */
+  timeoutAt: string;
+  metadata: { [key: string]: string };
+  /** The browser-pool node that launches and owns the browser. */
+  nodeId: string;
+  cdpSecret: string;
+  cdpUrl: string;
+}
+
+export interface BrowserRequested_MetadataEntry {
+  key: string;
+  value: string;
+}
+
+export interface BrowserStarted {
+  nodeId: string;
+  /** Where the browser lives, as browser-pool's driver needs it to find it again after a restart (its own format). */
+  handle: { [key: string]: any } | undefined;
+  warm: boolean;
+}
+
+/** reason: "caller", "timeout", "crash", "session_ended" or "shutdown". */
+export interface BrowserStopped {
+  reason: string;
+  detail?:
+    | string
+    | undefined;
+  /** CDP bytes through the proxy while this node served the browser: caller to browser and back. */
+  cdpBytesIn: number;
+  cdpBytesOut: number;
 }
 
 function createBaseCreateBrowserRequest(): CreateBrowserRequest {
@@ -1932,6 +1971,590 @@ export const Browser_MetadataEntry: MessageFns<Browser_MetadataEntry> = {
   },
 };
 
+function createBaseBrowserRequested(): BrowserRequested {
+  return {
+    projectId: "",
+    sessionId: undefined,
+    settings: undefined,
+    timeoutMinutes: 0,
+    timeoutAt: "",
+    metadata: {},
+    nodeId: "",
+    cdpSecret: "",
+    cdpUrl: "",
+  };
+}
+
+export const BrowserRequested: MessageFns<BrowserRequested> = {
+  encode(message: BrowserRequested, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    if (message.sessionId !== undefined) {
+      writer.uint32(18).string(message.sessionId);
+    }
+    if (message.settings !== undefined) {
+      BrowserSettings.encode(message.settings, writer.uint32(26).fork()).join();
+    }
+    if (message.timeoutMinutes !== 0) {
+      writer.uint32(32).int32(message.timeoutMinutes);
+    }
+    if (message.timeoutAt !== "") {
+      writer.uint32(42).string(message.timeoutAt);
+    }
+    globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
+      BrowserRequested_MetadataEntry.encode({ key: key as any, value }, writer.uint32(50).fork()).join();
+    });
+    if (message.nodeId !== "") {
+      writer.uint32(58).string(message.nodeId);
+    }
+    if (message.cdpSecret !== "") {
+      writer.uint32(66).string(message.cdpSecret);
+    }
+    if (message.cdpUrl !== "") {
+      writer.uint32(74).string(message.cdpUrl);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BrowserRequested {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBrowserRequested();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.settings = BrowserSettings.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.timeoutMinutes = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.timeoutAt = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            const entry6 = BrowserRequested_MetadataEntry.decode(reader, reader.uint32());
+            if (entry6.value !== undefined) {
+              message.metadata[entry6.key] = entry6.value;
+            }
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.nodeId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.cdpSecret = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.cdpUrl = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BrowserRequested {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : undefined,
+      settings: isSet(object.settings) ? BrowserSettings.fromJSON(object.settings) : undefined,
+      timeoutMinutes: isSet(object.timeoutMinutes)
+        ? globalThis.Number(object.timeoutMinutes)
+        : isSet(object.timeout_minutes)
+        ? globalThis.Number(object.timeout_minutes)
+        : 0,
+      timeoutAt: isSet(object.timeoutAt)
+        ? globalThis.String(object.timeoutAt)
+        : isSet(object.timeout_at)
+        ? globalThis.String(object.timeout_at)
+        : "",
+      metadata: isObject(object.metadata)
+        ? (globalThis.Object.entries(object.metadata) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      nodeId: isSet(object.nodeId)
+        ? globalThis.String(object.nodeId)
+        : isSet(object.node_id)
+        ? globalThis.String(object.node_id)
+        : "",
+      cdpSecret: isSet(object.cdpSecret)
+        ? globalThis.String(object.cdpSecret)
+        : isSet(object.cdp_secret)
+        ? globalThis.String(object.cdp_secret)
+        : "",
+      cdpUrl: isSet(object.cdpUrl)
+        ? globalThis.String(object.cdpUrl)
+        : isSet(object.cdp_url)
+        ? globalThis.String(object.cdp_url)
+        : "",
+    };
+  },
+
+  toJSON(message: BrowserRequested): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.sessionId !== undefined) {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.settings !== undefined) {
+      obj.settings = BrowserSettings.toJSON(message.settings);
+    }
+    if (message.timeoutMinutes !== 0) {
+      obj.timeoutMinutes = Math.round(message.timeoutMinutes);
+    }
+    if (message.timeoutAt !== "") {
+      obj.timeoutAt = message.timeoutAt;
+    }
+    if (message.metadata) {
+      const entries = globalThis.Object.entries(message.metadata) as [string, string][];
+      if (entries.length > 0) {
+        obj.metadata = {};
+        entries.forEach(([k, v]) => {
+          obj.metadata[k] = v;
+        });
+      }
+    }
+    if (message.nodeId !== "") {
+      obj.nodeId = message.nodeId;
+    }
+    if (message.cdpSecret !== "") {
+      obj.cdpSecret = message.cdpSecret;
+    }
+    if (message.cdpUrl !== "") {
+      obj.cdpUrl = message.cdpUrl;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BrowserRequested>, I>>(base?: I): BrowserRequested {
+    return BrowserRequested.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BrowserRequested>, I>>(object: I): BrowserRequested {
+    const message = createBaseBrowserRequested();
+    message.projectId = object.projectId ?? "";
+    message.sessionId = object.sessionId ?? undefined;
+    message.settings = (object.settings !== undefined && object.settings !== null)
+      ? BrowserSettings.fromPartial(object.settings)
+      : undefined;
+    message.timeoutMinutes = object.timeoutMinutes ?? 0;
+    message.timeoutAt = object.timeoutAt ?? "";
+    message.metadata = (globalThis.Object.entries(object.metadata ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.nodeId = object.nodeId ?? "";
+    message.cdpSecret = object.cdpSecret ?? "";
+    message.cdpUrl = object.cdpUrl ?? "";
+    return message;
+  },
+};
+
+function createBaseBrowserRequested_MetadataEntry(): BrowserRequested_MetadataEntry {
+  return { key: "", value: "" };
+}
+
+export const BrowserRequested_MetadataEntry: MessageFns<BrowserRequested_MetadataEntry> = {
+  encode(message: BrowserRequested_MetadataEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BrowserRequested_MetadataEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBrowserRequested_MetadataEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BrowserRequested_MetadataEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: BrowserRequested_MetadataEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BrowserRequested_MetadataEntry>, I>>(base?: I): BrowserRequested_MetadataEntry {
+    return BrowserRequested_MetadataEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BrowserRequested_MetadataEntry>, I>>(
+    object: I,
+  ): BrowserRequested_MetadataEntry {
+    const message = createBaseBrowserRequested_MetadataEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseBrowserStarted(): BrowserStarted {
+  return { nodeId: "", handle: undefined, warm: false };
+}
+
+export const BrowserStarted: MessageFns<BrowserStarted> = {
+  encode(message: BrowserStarted, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.nodeId !== "") {
+      writer.uint32(10).string(message.nodeId);
+    }
+    if (message.handle !== undefined) {
+      Struct.encode(Struct.wrap(message.handle), writer.uint32(18).fork()).join();
+    }
+    if (message.warm !== false) {
+      writer.uint32(24).bool(message.warm);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BrowserStarted {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBrowserStarted();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.nodeId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.handle = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.warm = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BrowserStarted {
+    return {
+      nodeId: isSet(object.nodeId)
+        ? globalThis.String(object.nodeId)
+        : isSet(object.node_id)
+        ? globalThis.String(object.node_id)
+        : "",
+      handle: isObject(object.handle) ? object.handle : undefined,
+      warm: isSet(object.warm) ? globalThis.Boolean(object.warm) : false,
+    };
+  },
+
+  toJSON(message: BrowserStarted): unknown {
+    const obj: any = {};
+    if (message.nodeId !== "") {
+      obj.nodeId = message.nodeId;
+    }
+    if (message.handle !== undefined) {
+      obj.handle = message.handle;
+    }
+    if (message.warm !== false) {
+      obj.warm = message.warm;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BrowserStarted>, I>>(base?: I): BrowserStarted {
+    return BrowserStarted.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BrowserStarted>, I>>(object: I): BrowserStarted {
+    const message = createBaseBrowserStarted();
+    message.nodeId = object.nodeId ?? "";
+    message.handle = object.handle ?? undefined;
+    message.warm = object.warm ?? false;
+    return message;
+  },
+};
+
+function createBaseBrowserStopped(): BrowserStopped {
+  return { reason: "", detail: undefined, cdpBytesIn: 0, cdpBytesOut: 0 };
+}
+
+export const BrowserStopped: MessageFns<BrowserStopped> = {
+  encode(message: BrowserStopped, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.reason !== "") {
+      writer.uint32(10).string(message.reason);
+    }
+    if (message.detail !== undefined) {
+      writer.uint32(18).string(message.detail);
+    }
+    if (message.cdpBytesIn !== 0) {
+      writer.uint32(24).int64(message.cdpBytesIn);
+    }
+    if (message.cdpBytesOut !== 0) {
+      writer.uint32(32).int64(message.cdpBytesOut);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BrowserStopped {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBrowserStopped();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.detail = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.cdpBytesIn = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.cdpBytesOut = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BrowserStopped {
+    return {
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      detail: isSet(object.detail) ? globalThis.String(object.detail) : undefined,
+      cdpBytesIn: isSet(object.cdpBytesIn)
+        ? globalThis.Number(object.cdpBytesIn)
+        : isSet(object.cdp_bytes_in)
+        ? globalThis.Number(object.cdp_bytes_in)
+        : 0,
+      cdpBytesOut: isSet(object.cdpBytesOut)
+        ? globalThis.Number(object.cdpBytesOut)
+        : isSet(object.cdp_bytes_out)
+        ? globalThis.Number(object.cdp_bytes_out)
+        : 0,
+    };
+  },
+
+  toJSON(message: BrowserStopped): unknown {
+    const obj: any = {};
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.detail !== undefined) {
+      obj.detail = message.detail;
+    }
+    if (message.cdpBytesIn !== 0) {
+      obj.cdpBytesIn = Math.round(message.cdpBytesIn);
+    }
+    if (message.cdpBytesOut !== 0) {
+      obj.cdpBytesOut = Math.round(message.cdpBytesOut);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BrowserStopped>, I>>(base?: I): BrowserStopped {
+    return BrowserStopped.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BrowserStopped>, I>>(object: I): BrowserStopped {
+    const message = createBaseBrowserStopped();
+    message.reason = object.reason ?? "";
+    message.detail = object.detail ?? undefined;
+    message.cdpBytesIn = object.cdpBytesIn ?? 0;
+    message.cdpBytesOut = object.cdpBytesOut ?? 0;
+    return message;
+  },
+};
+
 /** Chromium browsers: created directly by callers (v4 /browsers) or acquired by the runner for a session. */
 export type BrowserPoolService = typeof BrowserPoolService;
 export const BrowserPoolService = {
@@ -2219,6 +2842,17 @@ function fromJsonTimestamp(o: any): Date {
   } else {
     return fromTimestamp(Timestamp.fromJSON(o));
   }
+}
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
 }
 
 function isObject(value: any): boolean {

@@ -302,6 +302,137 @@ export interface RecordingSavedRequest {
   recordingRef: string;
 }
 
+export interface SessionCreated {
+  projectId: string;
+  model: string;
+  thinkingLevel?: string | undefined;
+  useOwnKey: boolean;
+  /** Decimal string; absent = the default cap. */
+  maxCostUsd?: string | undefined;
+  workspaceId?: string | undefined;
+  profileId?:
+    | string
+    | undefined;
+  /** Lowercase country code; absent = no proxy. */
+  proxyCountryCode?: string | undefined;
+  screenWidth?: number | undefined;
+  screenHeight?: number | undefined;
+  record: boolean;
+  inbox: boolean;
+  liveUrl: string;
+  keepAlive: boolean;
+  codeMode: boolean;
+  outputSchema: any | undefined;
+  idempotencyKey?:
+    | string
+    | undefined;
+  /** Set when the session was created without a task: the assignment that only prepares a sandbox. */
+  preparationId?: string | undefined;
+}
+
+/** A task was given to the session (its first, or a follow-up). */
+export interface TaskDispatched {
+  taskId: string;
+  task: string;
+  keepAlive: boolean;
+  codeMode: boolean;
+  outputSchema:
+    | any
+    | undefined;
+  /** Keys only: the values are encrypted at rest elsewhere and never enter the event stream. */
+  sensitiveDataKeys: string[];
+  /** The task as the conversation's first human message. */
+  messageId: string;
+}
+
+export interface SandboxReady {
+  browserId: string;
+}
+
+/** The session's browser could not be had: the session ends in error. */
+export interface SandboxFailed {
+  error: string;
+}
+
+export interface TaskStarted {
+  taskId: string;
+  title: string;
+  attempt: number;
+}
+
+export interface StepRecorded {
+  taskId: string;
+  step: number;
+  summary: string;
+  screenshotRef?: string | undefined;
+  messages: ConversationMessage[];
+  attempt?:
+    | number
+    | undefined;
+  /** The agent's own record of the step (opaque JSON), for a later attempt to continue from. */
+  agentRecord?: string | undefined;
+}
+
+/** A message of the session's conversation as an event carries it (the id is fixed there, so replays agree). */
+export interface ConversationMessage {
+  id: string;
+  /** "human" or "ai". */
+  role: string;
+  type: string;
+  data: string;
+  summary?: string | undefined;
+  hidden: boolean;
+}
+
+/**
+ * One model call's tokens (with usage_id), or, in events written before calls were reported one by one, the task's
+ * totals so far.
+ */
+export interface UsageReported {
+  taskId: string;
+  inputTokens: number;
+  outputTokens: number;
+  usageId?: string | undefined;
+  attempt?: number | undefined;
+  call?: number | undefined;
+}
+
+export interface TaskCompleted {
+  taskId: string;
+  output: any | undefined;
+  success: boolean;
+  summary?: string | undefined;
+}
+
+export interface TaskFailed {
+  taskId: string;
+  error: string;
+}
+
+/** The runner working task_id must stop. reason: "user", "cost_cap", "session_stopped" or "timed_out". */
+export interface TaskStopped {
+  taskId: string;
+  reason: string;
+  summary: string;
+}
+
+/** The session was stopped (status stopped). reason: "user", "task_finished" or "deleted". */
+export interface SessionStopped {
+  reason: string;
+}
+
+/** The session was inactive too long (status timed_out). inactive_since: ISO-8601. */
+export interface SessionTimedOut {
+  inactiveSince: string;
+}
+
+export interface SessionDeleted {
+}
+
+export interface RecordingAdded {
+  ref: string;
+}
+
 function createBaseBrowserSettings(): BrowserSettings {
   return {
     proxyCountryCode: undefined,
@@ -4663,6 +4794,1943 @@ export const RecordingSavedRequest: MessageFns<RecordingSavedRequest> = {
     const message = createBaseRecordingSavedRequest();
     message.sessionId = object.sessionId ?? "";
     message.recordingRef = object.recordingRef ?? "";
+    return message;
+  },
+};
+
+function createBaseSessionCreated(): SessionCreated {
+  return {
+    projectId: "",
+    model: "",
+    thinkingLevel: undefined,
+    useOwnKey: false,
+    maxCostUsd: undefined,
+    workspaceId: undefined,
+    profileId: undefined,
+    proxyCountryCode: undefined,
+    screenWidth: undefined,
+    screenHeight: undefined,
+    record: false,
+    inbox: false,
+    liveUrl: "",
+    keepAlive: false,
+    codeMode: false,
+    outputSchema: undefined,
+    idempotencyKey: undefined,
+    preparationId: undefined,
+  };
+}
+
+export const SessionCreated: MessageFns<SessionCreated> = {
+  encode(message: SessionCreated, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    if (message.model !== "") {
+      writer.uint32(18).string(message.model);
+    }
+    if (message.thinkingLevel !== undefined) {
+      writer.uint32(26).string(message.thinkingLevel);
+    }
+    if (message.useOwnKey !== false) {
+      writer.uint32(32).bool(message.useOwnKey);
+    }
+    if (message.maxCostUsd !== undefined) {
+      writer.uint32(42).string(message.maxCostUsd);
+    }
+    if (message.workspaceId !== undefined) {
+      writer.uint32(50).string(message.workspaceId);
+    }
+    if (message.profileId !== undefined) {
+      writer.uint32(58).string(message.profileId);
+    }
+    if (message.proxyCountryCode !== undefined) {
+      writer.uint32(66).string(message.proxyCountryCode);
+    }
+    if (message.screenWidth !== undefined) {
+      writer.uint32(72).int32(message.screenWidth);
+    }
+    if (message.screenHeight !== undefined) {
+      writer.uint32(80).int32(message.screenHeight);
+    }
+    if (message.record !== false) {
+      writer.uint32(88).bool(message.record);
+    }
+    if (message.inbox !== false) {
+      writer.uint32(96).bool(message.inbox);
+    }
+    if (message.liveUrl !== "") {
+      writer.uint32(106).string(message.liveUrl);
+    }
+    if (message.keepAlive !== false) {
+      writer.uint32(112).bool(message.keepAlive);
+    }
+    if (message.codeMode !== false) {
+      writer.uint32(120).bool(message.codeMode);
+    }
+    if (message.outputSchema !== undefined) {
+      Value.encode(Value.wrap(message.outputSchema), writer.uint32(130).fork()).join();
+    }
+    if (message.idempotencyKey !== undefined) {
+      writer.uint32(138).string(message.idempotencyKey);
+    }
+    if (message.preparationId !== undefined) {
+      writer.uint32(146).string(message.preparationId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionCreated {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionCreated();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.thinkingLevel = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.useOwnKey = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.maxCostUsd = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.workspaceId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.profileId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.proxyCountryCode = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.screenWidth = reader.int32();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.screenHeight = reader.int32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.record = reader.bool();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.inbox = reader.bool();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.liveUrl = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.keepAlive = reader.bool();
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.codeMode = reader.bool();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.outputSchema = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.preparationId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionCreated {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      thinkingLevel: isSet(object.thinkingLevel)
+        ? globalThis.String(object.thinkingLevel)
+        : isSet(object.thinking_level)
+        ? globalThis.String(object.thinking_level)
+        : undefined,
+      useOwnKey: isSet(object.useOwnKey)
+        ? globalThis.Boolean(object.useOwnKey)
+        : isSet(object.use_own_key)
+        ? globalThis.Boolean(object.use_own_key)
+        : false,
+      maxCostUsd: isSet(object.maxCostUsd)
+        ? globalThis.String(object.maxCostUsd)
+        : isSet(object.max_cost_usd)
+        ? globalThis.String(object.max_cost_usd)
+        : undefined,
+      workspaceId: isSet(object.workspaceId)
+        ? globalThis.String(object.workspaceId)
+        : isSet(object.workspace_id)
+        ? globalThis.String(object.workspace_id)
+        : undefined,
+      profileId: isSet(object.profileId)
+        ? globalThis.String(object.profileId)
+        : isSet(object.profile_id)
+        ? globalThis.String(object.profile_id)
+        : undefined,
+      proxyCountryCode: isSet(object.proxyCountryCode)
+        ? globalThis.String(object.proxyCountryCode)
+        : isSet(object.proxy_country_code)
+        ? globalThis.String(object.proxy_country_code)
+        : undefined,
+      screenWidth: isSet(object.screenWidth)
+        ? globalThis.Number(object.screenWidth)
+        : isSet(object.screen_width)
+        ? globalThis.Number(object.screen_width)
+        : undefined,
+      screenHeight: isSet(object.screenHeight)
+        ? globalThis.Number(object.screenHeight)
+        : isSet(object.screen_height)
+        ? globalThis.Number(object.screen_height)
+        : undefined,
+      record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
+      inbox: isSet(object.inbox) ? globalThis.Boolean(object.inbox) : false,
+      liveUrl: isSet(object.liveUrl)
+        ? globalThis.String(object.liveUrl)
+        : isSet(object.live_url)
+        ? globalThis.String(object.live_url)
+        : "",
+      keepAlive: isSet(object.keepAlive)
+        ? globalThis.Boolean(object.keepAlive)
+        : isSet(object.keep_alive)
+        ? globalThis.Boolean(object.keep_alive)
+        : false,
+      codeMode: isSet(object.codeMode)
+        ? globalThis.Boolean(object.codeMode)
+        : isSet(object.code_mode)
+        ? globalThis.Boolean(object.code_mode)
+        : false,
+      outputSchema: isSet(object?.outputSchema)
+        ? object.outputSchema
+        : isSet(object?.output_schema)
+        ? object.output_schema
+        : undefined,
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : undefined,
+      preparationId: isSet(object.preparationId)
+        ? globalThis.String(object.preparationId)
+        : isSet(object.preparation_id)
+        ? globalThis.String(object.preparation_id)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SessionCreated): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.thinkingLevel !== undefined) {
+      obj.thinkingLevel = message.thinkingLevel;
+    }
+    if (message.useOwnKey !== false) {
+      obj.useOwnKey = message.useOwnKey;
+    }
+    if (message.maxCostUsd !== undefined) {
+      obj.maxCostUsd = message.maxCostUsd;
+    }
+    if (message.workspaceId !== undefined) {
+      obj.workspaceId = message.workspaceId;
+    }
+    if (message.profileId !== undefined) {
+      obj.profileId = message.profileId;
+    }
+    if (message.proxyCountryCode !== undefined) {
+      obj.proxyCountryCode = message.proxyCountryCode;
+    }
+    if (message.screenWidth !== undefined) {
+      obj.screenWidth = Math.round(message.screenWidth);
+    }
+    if (message.screenHeight !== undefined) {
+      obj.screenHeight = Math.round(message.screenHeight);
+    }
+    if (message.record !== false) {
+      obj.record = message.record;
+    }
+    if (message.inbox !== false) {
+      obj.inbox = message.inbox;
+    }
+    if (message.liveUrl !== "") {
+      obj.liveUrl = message.liveUrl;
+    }
+    if (message.keepAlive !== false) {
+      obj.keepAlive = message.keepAlive;
+    }
+    if (message.codeMode !== false) {
+      obj.codeMode = message.codeMode;
+    }
+    if (message.outputSchema !== undefined) {
+      obj.outputSchema = message.outputSchema;
+    }
+    if (message.idempotencyKey !== undefined) {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
+    if (message.preparationId !== undefined) {
+      obj.preparationId = message.preparationId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionCreated>, I>>(base?: I): SessionCreated {
+    return SessionCreated.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionCreated>, I>>(object: I): SessionCreated {
+    const message = createBaseSessionCreated();
+    message.projectId = object.projectId ?? "";
+    message.model = object.model ?? "";
+    message.thinkingLevel = object.thinkingLevel ?? undefined;
+    message.useOwnKey = object.useOwnKey ?? false;
+    message.maxCostUsd = object.maxCostUsd ?? undefined;
+    message.workspaceId = object.workspaceId ?? undefined;
+    message.profileId = object.profileId ?? undefined;
+    message.proxyCountryCode = object.proxyCountryCode ?? undefined;
+    message.screenWidth = object.screenWidth ?? undefined;
+    message.screenHeight = object.screenHeight ?? undefined;
+    message.record = object.record ?? false;
+    message.inbox = object.inbox ?? false;
+    message.liveUrl = object.liveUrl ?? "";
+    message.keepAlive = object.keepAlive ?? false;
+    message.codeMode = object.codeMode ?? false;
+    message.outputSchema = object.outputSchema === undefined ? undefined : object.outputSchema;
+    message.idempotencyKey = object.idempotencyKey ?? undefined;
+    message.preparationId = object.preparationId ?? undefined;
+    return message;
+  },
+};
+
+function createBaseTaskDispatched(): TaskDispatched {
+  return {
+    taskId: "",
+    task: "",
+    keepAlive: false,
+    codeMode: false,
+    outputSchema: undefined,
+    sensitiveDataKeys: [],
+    messageId: "",
+  };
+}
+
+export const TaskDispatched: MessageFns<TaskDispatched> = {
+  encode(message: TaskDispatched, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.task !== "") {
+      writer.uint32(18).string(message.task);
+    }
+    if (message.keepAlive !== false) {
+      writer.uint32(24).bool(message.keepAlive);
+    }
+    if (message.codeMode !== false) {
+      writer.uint32(32).bool(message.codeMode);
+    }
+    if (message.outputSchema !== undefined) {
+      Value.encode(Value.wrap(message.outputSchema), writer.uint32(42).fork()).join();
+    }
+    for (const v of message.sensitiveDataKeys) {
+      writer.uint32(50).string(v!);
+    }
+    if (message.messageId !== "") {
+      writer.uint32(58).string(message.messageId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TaskDispatched {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTaskDispatched();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.task = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.keepAlive = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.codeMode = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.outputSchema = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.sensitiveDataKeys.push(reader.string());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.messageId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TaskDispatched {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      task: isSet(object.task) ? globalThis.String(object.task) : "",
+      keepAlive: isSet(object.keepAlive)
+        ? globalThis.Boolean(object.keepAlive)
+        : isSet(object.keep_alive)
+        ? globalThis.Boolean(object.keep_alive)
+        : false,
+      codeMode: isSet(object.codeMode)
+        ? globalThis.Boolean(object.codeMode)
+        : isSet(object.code_mode)
+        ? globalThis.Boolean(object.code_mode)
+        : false,
+      outputSchema: isSet(object?.outputSchema)
+        ? object.outputSchema
+        : isSet(object?.output_schema)
+        ? object.output_schema
+        : undefined,
+      sensitiveDataKeys: globalThis.Array.isArray(object?.sensitiveDataKeys)
+        ? object.sensitiveDataKeys.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.sensitive_data_keys)
+        ? object.sensitive_data_keys.map((e: any) => globalThis.String(e))
+        : [],
+      messageId: isSet(object.messageId)
+        ? globalThis.String(object.messageId)
+        : isSet(object.message_id)
+        ? globalThis.String(object.message_id)
+        : "",
+    };
+  },
+
+  toJSON(message: TaskDispatched): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.task !== "") {
+      obj.task = message.task;
+    }
+    if (message.keepAlive !== false) {
+      obj.keepAlive = message.keepAlive;
+    }
+    if (message.codeMode !== false) {
+      obj.codeMode = message.codeMode;
+    }
+    if (message.outputSchema !== undefined) {
+      obj.outputSchema = message.outputSchema;
+    }
+    if (message.sensitiveDataKeys?.length) {
+      obj.sensitiveDataKeys = message.sensitiveDataKeys;
+    }
+    if (message.messageId !== "") {
+      obj.messageId = message.messageId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TaskDispatched>, I>>(base?: I): TaskDispatched {
+    return TaskDispatched.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TaskDispatched>, I>>(object: I): TaskDispatched {
+    const message = createBaseTaskDispatched();
+    message.taskId = object.taskId ?? "";
+    message.task = object.task ?? "";
+    message.keepAlive = object.keepAlive ?? false;
+    message.codeMode = object.codeMode ?? false;
+    message.outputSchema = object.outputSchema === undefined ? undefined : object.outputSchema;
+    message.sensitiveDataKeys = object.sensitiveDataKeys?.map((e) => e) || [];
+    message.messageId = object.messageId ?? "";
+    return message;
+  },
+};
+
+function createBaseSandboxReady(): SandboxReady {
+  return { browserId: "" };
+}
+
+export const SandboxReady: MessageFns<SandboxReady> = {
+  encode(message: SandboxReady, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.browserId !== "") {
+      writer.uint32(10).string(message.browserId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SandboxReady {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSandboxReady();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.browserId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SandboxReady {
+    return {
+      browserId: isSet(object.browserId)
+        ? globalThis.String(object.browserId)
+        : isSet(object.browser_id)
+        ? globalThis.String(object.browser_id)
+        : "",
+    };
+  },
+
+  toJSON(message: SandboxReady): unknown {
+    const obj: any = {};
+    if (message.browserId !== "") {
+      obj.browserId = message.browserId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SandboxReady>, I>>(base?: I): SandboxReady {
+    return SandboxReady.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SandboxReady>, I>>(object: I): SandboxReady {
+    const message = createBaseSandboxReady();
+    message.browserId = object.browserId ?? "";
+    return message;
+  },
+};
+
+function createBaseSandboxFailed(): SandboxFailed {
+  return { error: "" };
+}
+
+export const SandboxFailed: MessageFns<SandboxFailed> = {
+  encode(message: SandboxFailed, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.error !== "") {
+      writer.uint32(10).string(message.error);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SandboxFailed {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSandboxFailed();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SandboxFailed {
+    return { error: isSet(object.error) ? globalThis.String(object.error) : "" };
+  },
+
+  toJSON(message: SandboxFailed): unknown {
+    const obj: any = {};
+    if (message.error !== "") {
+      obj.error = message.error;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SandboxFailed>, I>>(base?: I): SandboxFailed {
+    return SandboxFailed.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SandboxFailed>, I>>(object: I): SandboxFailed {
+    const message = createBaseSandboxFailed();
+    message.error = object.error ?? "";
+    return message;
+  },
+};
+
+function createBaseTaskStarted(): TaskStarted {
+  return { taskId: "", title: "", attempt: 0 };
+}
+
+export const TaskStarted: MessageFns<TaskStarted> = {
+  encode(message: TaskStarted, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.title !== "") {
+      writer.uint32(18).string(message.title);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(24).int32(message.attempt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TaskStarted {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTaskStarted();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TaskStarted {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+    };
+  },
+
+  toJSON(message: TaskStarted): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TaskStarted>, I>>(base?: I): TaskStarted {
+    return TaskStarted.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TaskStarted>, I>>(object: I): TaskStarted {
+    const message = createBaseTaskStarted();
+    message.taskId = object.taskId ?? "";
+    message.title = object.title ?? "";
+    message.attempt = object.attempt ?? 0;
+    return message;
+  },
+};
+
+function createBaseStepRecorded(): StepRecorded {
+  return {
+    taskId: "",
+    step: 0,
+    summary: "",
+    screenshotRef: undefined,
+    messages: [],
+    attempt: undefined,
+    agentRecord: undefined,
+  };
+}
+
+export const StepRecorded: MessageFns<StepRecorded> = {
+  encode(message: StepRecorded, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.step !== 0) {
+      writer.uint32(16).int32(message.step);
+    }
+    if (message.summary !== "") {
+      writer.uint32(26).string(message.summary);
+    }
+    if (message.screenshotRef !== undefined) {
+      writer.uint32(34).string(message.screenshotRef);
+    }
+    for (const v of message.messages) {
+      ConversationMessage.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.attempt !== undefined) {
+      writer.uint32(48).int32(message.attempt);
+    }
+    if (message.agentRecord !== undefined) {
+      writer.uint32(58).string(message.agentRecord);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StepRecorded {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStepRecorded();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.step = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.summary = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.screenshotRef = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.messages.push(ConversationMessage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.agentRecord = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StepRecorded {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      step: isSet(object.step) ? globalThis.Number(object.step) : 0,
+      summary: isSet(object.summary) ? globalThis.String(object.summary) : "",
+      screenshotRef: isSet(object.screenshotRef)
+        ? globalThis.String(object.screenshotRef)
+        : isSet(object.screenshot_ref)
+        ? globalThis.String(object.screenshot_ref)
+        : undefined,
+      messages: globalThis.Array.isArray(object?.messages)
+        ? object.messages.map((e: any) => ConversationMessage.fromJSON(e))
+        : [],
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : undefined,
+      agentRecord: isSet(object.agentRecord)
+        ? globalThis.String(object.agentRecord)
+        : isSet(object.agent_record)
+        ? globalThis.String(object.agent_record)
+        : undefined,
+    };
+  },
+
+  toJSON(message: StepRecorded): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.step !== 0) {
+      obj.step = Math.round(message.step);
+    }
+    if (message.summary !== "") {
+      obj.summary = message.summary;
+    }
+    if (message.screenshotRef !== undefined) {
+      obj.screenshotRef = message.screenshotRef;
+    }
+    if (message.messages?.length) {
+      obj.messages = message.messages.map((e) => ConversationMessage.toJSON(e));
+    }
+    if (message.attempt !== undefined) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.agentRecord !== undefined) {
+      obj.agentRecord = message.agentRecord;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<StepRecorded>, I>>(base?: I): StepRecorded {
+    return StepRecorded.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<StepRecorded>, I>>(object: I): StepRecorded {
+    const message = createBaseStepRecorded();
+    message.taskId = object.taskId ?? "";
+    message.step = object.step ?? 0;
+    message.summary = object.summary ?? "";
+    message.screenshotRef = object.screenshotRef ?? undefined;
+    message.messages = object.messages?.map((e) => ConversationMessage.fromPartial(e)) || [];
+    message.attempt = object.attempt ?? undefined;
+    message.agentRecord = object.agentRecord ?? undefined;
+    return message;
+  },
+};
+
+function createBaseConversationMessage(): ConversationMessage {
+  return { id: "", role: "", type: "", data: "", summary: undefined, hidden: false };
+}
+
+export const ConversationMessage: MessageFns<ConversationMessage> = {
+  encode(message: ConversationMessage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.role !== "") {
+      writer.uint32(18).string(message.role);
+    }
+    if (message.type !== "") {
+      writer.uint32(26).string(message.type);
+    }
+    if (message.data !== "") {
+      writer.uint32(34).string(message.data);
+    }
+    if (message.summary !== undefined) {
+      writer.uint32(42).string(message.summary);
+    }
+    if (message.hidden !== false) {
+      writer.uint32(48).bool(message.hidden);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConversationMessage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConversationMessage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.role = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.data = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.summary = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.hidden = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConversationMessage {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      role: isSet(object.role) ? globalThis.String(object.role) : "",
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      data: isSet(object.data) ? globalThis.String(object.data) : "",
+      summary: isSet(object.summary) ? globalThis.String(object.summary) : undefined,
+      hidden: isSet(object.hidden) ? globalThis.Boolean(object.hidden) : false,
+    };
+  },
+
+  toJSON(message: ConversationMessage): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.role !== "") {
+      obj.role = message.role;
+    }
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.data !== "") {
+      obj.data = message.data;
+    }
+    if (message.summary !== undefined) {
+      obj.summary = message.summary;
+    }
+    if (message.hidden !== false) {
+      obj.hidden = message.hidden;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConversationMessage>, I>>(base?: I): ConversationMessage {
+    return ConversationMessage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConversationMessage>, I>>(object: I): ConversationMessage {
+    const message = createBaseConversationMessage();
+    message.id = object.id ?? "";
+    message.role = object.role ?? "";
+    message.type = object.type ?? "";
+    message.data = object.data ?? "";
+    message.summary = object.summary ?? undefined;
+    message.hidden = object.hidden ?? false;
+    return message;
+  },
+};
+
+function createBaseUsageReported(): UsageReported {
+  return { taskId: "", inputTokens: 0, outputTokens: 0, usageId: undefined, attempt: undefined, call: undefined };
+}
+
+export const UsageReported: MessageFns<UsageReported> = {
+  encode(message: UsageReported, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.inputTokens !== 0) {
+      writer.uint32(16).int64(message.inputTokens);
+    }
+    if (message.outputTokens !== 0) {
+      writer.uint32(24).int64(message.outputTokens);
+    }
+    if (message.usageId !== undefined) {
+      writer.uint32(34).string(message.usageId);
+    }
+    if (message.attempt !== undefined) {
+      writer.uint32(40).int32(message.attempt);
+    }
+    if (message.call !== undefined) {
+      writer.uint32(48).int32(message.call);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UsageReported {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUsageReported();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.inputTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.outputTokens = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.usageId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.call = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UsageReported {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      inputTokens: isSet(object.inputTokens)
+        ? globalThis.Number(object.inputTokens)
+        : isSet(object.input_tokens)
+        ? globalThis.Number(object.input_tokens)
+        : 0,
+      outputTokens: isSet(object.outputTokens)
+        ? globalThis.Number(object.outputTokens)
+        : isSet(object.output_tokens)
+        ? globalThis.Number(object.output_tokens)
+        : 0,
+      usageId: isSet(object.usageId)
+        ? globalThis.String(object.usageId)
+        : isSet(object.usage_id)
+        ? globalThis.String(object.usage_id)
+        : undefined,
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : undefined,
+      call: isSet(object.call) ? globalThis.Number(object.call) : undefined,
+    };
+  },
+
+  toJSON(message: UsageReported): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.inputTokens !== 0) {
+      obj.inputTokens = Math.round(message.inputTokens);
+    }
+    if (message.outputTokens !== 0) {
+      obj.outputTokens = Math.round(message.outputTokens);
+    }
+    if (message.usageId !== undefined) {
+      obj.usageId = message.usageId;
+    }
+    if (message.attempt !== undefined) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.call !== undefined) {
+      obj.call = Math.round(message.call);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UsageReported>, I>>(base?: I): UsageReported {
+    return UsageReported.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UsageReported>, I>>(object: I): UsageReported {
+    const message = createBaseUsageReported();
+    message.taskId = object.taskId ?? "";
+    message.inputTokens = object.inputTokens ?? 0;
+    message.outputTokens = object.outputTokens ?? 0;
+    message.usageId = object.usageId ?? undefined;
+    message.attempt = object.attempt ?? undefined;
+    message.call = object.call ?? undefined;
+    return message;
+  },
+};
+
+function createBaseTaskCompleted(): TaskCompleted {
+  return { taskId: "", output: undefined, success: false, summary: undefined };
+}
+
+export const TaskCompleted: MessageFns<TaskCompleted> = {
+  encode(message: TaskCompleted, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.output !== undefined) {
+      Value.encode(Value.wrap(message.output), writer.uint32(18).fork()).join();
+    }
+    if (message.success !== false) {
+      writer.uint32(24).bool(message.success);
+    }
+    if (message.summary !== undefined) {
+      writer.uint32(34).string(message.summary);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TaskCompleted {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTaskCompleted();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.output = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.success = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.summary = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TaskCompleted {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      output: isSet(object?.output) ? object.output : undefined,
+      success: isSet(object.success) ? globalThis.Boolean(object.success) : false,
+      summary: isSet(object.summary) ? globalThis.String(object.summary) : undefined,
+    };
+  },
+
+  toJSON(message: TaskCompleted): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.output !== undefined) {
+      obj.output = message.output;
+    }
+    if (message.success !== false) {
+      obj.success = message.success;
+    }
+    if (message.summary !== undefined) {
+      obj.summary = message.summary;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TaskCompleted>, I>>(base?: I): TaskCompleted {
+    return TaskCompleted.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TaskCompleted>, I>>(object: I): TaskCompleted {
+    const message = createBaseTaskCompleted();
+    message.taskId = object.taskId ?? "";
+    message.output = object.output === undefined ? undefined : object.output;
+    message.success = object.success ?? false;
+    message.summary = object.summary ?? undefined;
+    return message;
+  },
+};
+
+function createBaseTaskFailed(): TaskFailed {
+  return { taskId: "", error: "" };
+}
+
+export const TaskFailed: MessageFns<TaskFailed> = {
+  encode(message: TaskFailed, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.error !== "") {
+      writer.uint32(18).string(message.error);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TaskFailed {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTaskFailed();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TaskFailed {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      error: isSet(object.error) ? globalThis.String(object.error) : "",
+    };
+  },
+
+  toJSON(message: TaskFailed): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.error !== "") {
+      obj.error = message.error;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TaskFailed>, I>>(base?: I): TaskFailed {
+    return TaskFailed.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TaskFailed>, I>>(object: I): TaskFailed {
+    const message = createBaseTaskFailed();
+    message.taskId = object.taskId ?? "";
+    message.error = object.error ?? "";
+    return message;
+  },
+};
+
+function createBaseTaskStopped(): TaskStopped {
+  return { taskId: "", reason: "", summary: "" };
+}
+
+export const TaskStopped: MessageFns<TaskStopped> = {
+  encode(message: TaskStopped, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.taskId !== "") {
+      writer.uint32(10).string(message.taskId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    if (message.summary !== "") {
+      writer.uint32(26).string(message.summary);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TaskStopped {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTaskStopped();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.summary = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TaskStopped {
+    return {
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      summary: isSet(object.summary) ? globalThis.String(object.summary) : "",
+    };
+  },
+
+  toJSON(message: TaskStopped): unknown {
+    const obj: any = {};
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.summary !== "") {
+      obj.summary = message.summary;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TaskStopped>, I>>(base?: I): TaskStopped {
+    return TaskStopped.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TaskStopped>, I>>(object: I): TaskStopped {
+    const message = createBaseTaskStopped();
+    message.taskId = object.taskId ?? "";
+    message.reason = object.reason ?? "";
+    message.summary = object.summary ?? "";
+    return message;
+  },
+};
+
+function createBaseSessionStopped(): SessionStopped {
+  return { reason: "" };
+}
+
+export const SessionStopped: MessageFns<SessionStopped> = {
+  encode(message: SessionStopped, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.reason !== "") {
+      writer.uint32(10).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionStopped {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionStopped();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionStopped {
+    return { reason: isSet(object.reason) ? globalThis.String(object.reason) : "" };
+  },
+
+  toJSON(message: SessionStopped): unknown {
+    const obj: any = {};
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionStopped>, I>>(base?: I): SessionStopped {
+    return SessionStopped.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionStopped>, I>>(object: I): SessionStopped {
+    const message = createBaseSessionStopped();
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseSessionTimedOut(): SessionTimedOut {
+  return { inactiveSince: "" };
+}
+
+export const SessionTimedOut: MessageFns<SessionTimedOut> = {
+  encode(message: SessionTimedOut, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.inactiveSince !== "") {
+      writer.uint32(10).string(message.inactiveSince);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionTimedOut {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionTimedOut();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.inactiveSince = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionTimedOut {
+    return {
+      inactiveSince: isSet(object.inactiveSince)
+        ? globalThis.String(object.inactiveSince)
+        : isSet(object.inactive_since)
+        ? globalThis.String(object.inactive_since)
+        : "",
+    };
+  },
+
+  toJSON(message: SessionTimedOut): unknown {
+    const obj: any = {};
+    if (message.inactiveSince !== "") {
+      obj.inactiveSince = message.inactiveSince;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionTimedOut>, I>>(base?: I): SessionTimedOut {
+    return SessionTimedOut.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionTimedOut>, I>>(object: I): SessionTimedOut {
+    const message = createBaseSessionTimedOut();
+    message.inactiveSince = object.inactiveSince ?? "";
+    return message;
+  },
+};
+
+function createBaseSessionDeleted(): SessionDeleted {
+  return {};
+}
+
+export const SessionDeleted: MessageFns<SessionDeleted> = {
+  encode(_: SessionDeleted, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionDeleted {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionDeleted();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): SessionDeleted {
+    return {};
+  },
+
+  toJSON(_: SessionDeleted): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionDeleted>, I>>(base?: I): SessionDeleted {
+    return SessionDeleted.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionDeleted>, I>>(_: I): SessionDeleted {
+    const message = createBaseSessionDeleted();
+    return message;
+  },
+};
+
+function createBaseRecordingAdded(): RecordingAdded {
+  return { ref: "" };
+}
+
+export const RecordingAdded: MessageFns<RecordingAdded> = {
+  encode(message: RecordingAdded, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.ref !== "") {
+      writer.uint32(10).string(message.ref);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordingAdded {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordingAdded();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.ref = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordingAdded {
+    return { ref: isSet(object.ref) ? globalThis.String(object.ref) : "" };
+  },
+
+  toJSON(message: RecordingAdded): unknown {
+    const obj: any = {};
+    if (message.ref !== "") {
+      obj.ref = message.ref;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RecordingAdded>, I>>(base?: I): RecordingAdded {
+    return RecordingAdded.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RecordingAdded>, I>>(object: I): RecordingAdded {
+    const message = createBaseRecordingAdded();
+    message.ref = object.ref ?? "";
     return message;
   },
 };

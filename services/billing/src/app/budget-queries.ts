@@ -1,6 +1,6 @@
-import { InsufficientCreditError, InvalidArgumentError, NotFoundError } from "@bas/service-kit";
+import { InsufficientCreditError, InvalidArgumentError, NotFoundError } from "@bas/errors";
 import { creditBalance, decideBudget, type BudgetRefusal } from "../domain/budget";
-import type { LedgerType } from "../domain/ledger-events";
+import type { LedgerType } from "../domain/events";
 import { type Money, parseDecimal, ZERO } from "../domain/money";
 import { type Pricing, priceLlm } from "../domain/pricing";
 import type { Totals } from "../domain/totals";

@@ -1,6 +1,6 @@
 import type { Logger } from "@bas/service-kit";
-import type { LedgerCommand } from "../domain/ledger";
-import type { LedgerType } from "../domain/ledger-events";
+import type { LedgerCommand } from "../domain/decider";
+import type { LedgerType } from "../domain/events";
 import type { Money } from "../domain/money";
 import { modelPrice } from "../domain/price-table";
 import { type Charge, type Pricing, priceUsage } from "../domain/pricing";

@@ -1,6 +1,12 @@
 import { ConcurrencyError, type StoredEvent } from "@bas/event-store";
-import { decideLedger, evolveLedger, initialLedgerState, type LedgerCommand, type LedgerState } from "../domain/ledger";
-import type { LedgerEvent, LedgerType } from "../domain/ledger-events";
+import {
+  decideLedger,
+  evolveLedger,
+  initialLedgerState,
+  type LedgerCommand,
+  type LedgerState,
+} from "../domain/decider";
+import type { LedgerEvent, LedgerType } from "../domain/events";
 import { deterministicId } from "./event-ids";
 import type { LedgerStore } from "./ports";
 

@@ -1,5 +1,5 @@
 import type { StoredEvent } from "@bas/event-store";
-import type { LedgerEvent, LedgerType } from "../domain/ledger-events";
+import type { LedgerEvent, LedgerType } from "../domain/events";
 import type { Charge } from "../domain/pricing";
 
 /** Where ledgers live: read one by its last event, append with an expected version. */

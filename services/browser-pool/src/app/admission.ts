@@ -1,4 +1,4 @@
-import { LimitExceededError } from "@bas/service-kit";
+import { LimitExceededError } from "@bas/errors";
 import { type BrowserLimits, checkBrowserLimits } from "../domain/browser-limits";
 
 export interface AdmissionDeps {

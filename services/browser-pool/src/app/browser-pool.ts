@@ -1,5 +1,5 @@
 import { type EventStore, handleCommand, type Handled } from "@bas/event-store";
-import { NotFoundError } from "@bas/service-kit";
+import { NotFoundError } from "@bas/errors";
 import type { Kysely } from "kysely";
 import type { CdpProxy } from "../adapters/cdp/cdp-proxy";
 import { cdpUrlFor, newCdpSecret } from "../adapters/cdp/cdp-route";

@@ -1,8 +1,4 @@
-import { status } from "@grpc/grpc-js";
-import { ServiceError } from "@bas/service-kit";
+import { UnavailableError } from "@bas/errors";
 
 /** No browser could be started (Chromium failed to launch, no pod became ready); retrying later may succeed. */
-export class BrowserUnavailableError extends ServiceError {
-  readonly code = status.UNAVAILABLE;
-  readonly kind = "unavailable";
-}
+export class BrowserUnavailableError extends UnavailableError {}

@@ -1,4 +1,4 @@
-import { IllegalStateError, NotFoundError } from "@bas/service-kit";
+import { IllegalStateError, NotFoundError } from "@bas/errors";
 import type { Kysely } from "kysely";
 import { cdpUrlFor } from "../adapters/cdp/cdp-route";
 import {

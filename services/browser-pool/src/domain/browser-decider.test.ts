@@ -1,6 +1,6 @@
 import type { CommandContext, EventEnvelope } from "@bas/event-store";
 import { fold } from "@bas/event-store";
-import { IllegalStateError, NotFoundError } from "@bas/service-kit";
+import { IllegalStateError, NotFoundError } from "@bas/errors";
 import { type BrowserCommand, browserDecider } from "./browser-decider";
 import type { BrowserEvent, BrowserHandle, BrowserRequested } from "./browser-events";
 import { WARM_SETTINGS } from "./browser-settings";

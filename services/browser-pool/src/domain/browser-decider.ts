@@ -1,5 +1,5 @@
 import type { Decider } from "@bas/event-store";
-import { IllegalStateError, NotFoundError } from "@bas/service-kit";
+import { IllegalStateError, NotFoundError } from "@bas/errors";
 import type { BrowserEvent, BrowserHandle, BrowserRequested, StopReason } from "./browser-events";
 
 type Request = BrowserRequested["data"];

@@ -1,4 +1,4 @@
-import { LimitExceededError } from "@bas/service-kit";
+import { LimitExceededError } from "@bas/errors";
 
 export interface BrowserLimits {
   perProject: number;

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "@bas/service-kit";
+import { InvalidArgumentError } from "@bas/errors";
 import {
   checkMetadata,
   isWarmEligible,

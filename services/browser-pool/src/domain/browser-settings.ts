@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "@bas/service-kit";
+import { InvalidArgumentError } from "@bas/errors";
 
 /** How a browser is launched. Resolved: defaults applied, so two equal values launch equal browsers. */
 export interface BrowserSettings {

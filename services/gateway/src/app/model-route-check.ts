@@ -1,5 +1,6 @@
 import type { runner } from "@bas/proto";
-import { BadRequestError, ClientError, type PromiseClient } from "@bas/service-kit";
+import { ClientError, type PromiseClient } from "@bas/service-kit";
+import { BadRequestError } from "@bas/errors";
 
 /** A task needs a model endpoint: one the runners do not have is refused at creation (400), not failed later. */
 export type ModelRouteCheck = (model: string) => Promise<void>;

@@ -1,5 +1,6 @@
 import type { runner } from "@bas/proto";
-import { BadRequestError, type PromiseClient } from "@bas/service-kit";
+import type { PromiseClient } from "@bas/service-kit";
+import { BadRequestError } from "@bas/errors";
 
 /** With `use_own_key`, the project must have stored a key for the provider that serves the model. */
 export type OwnKeyCheck = (projectId: string, model: string) => Promise<void>;

@@ -1,5 +1,5 @@
 import { randomBytes as nodeRandomBytes, randomUUID } from "node:crypto";
-import { InvalidArgumentError, NotFoundError } from "@bas/service-kit";
+import { InvalidArgumentError, NotFoundError } from "@bas/errors";
 import { displayPrefix, hashApiKey, looksLikeApiKey, newApiKey } from "../domain/api-key";
 import type { ApiKeyRecord, ProjectRecord, ProjectStore } from "./project-store";
 

@@ -1,13 +1,13 @@
 import { status } from "@grpc/grpc-js";
+import { ClientError } from "@bas/service-kit";
 import {
   BadRequestError,
-  ClientError,
   IllegalStateError,
   InsufficientCreditError,
   InvalidArgumentError,
   LimitExceededError,
   NotFoundError,
-} from "@bas/service-kit";
+} from "@bas/errors";
 import { toErrorResponse } from "./error-response";
 import { HttpError } from "./http-error";
 

@@ -1,5 +1,6 @@
 import { status as grpcStatus } from "@grpc/grpc-js";
-import { ClientError, ServiceError } from "@bas/service-kit";
+import { ClientError } from "@bas/service-kit";
+import { ServiceError } from "@bas/errors";
 import { HttpError } from "./http-error";
 import { RequestValidationError, type ValidationErrorItem } from "./validation-error";
 

@@ -80,5 +80,3 @@ export function createSessionBody(models: z.ZodType<string>, defaultModel: strin
     }))
     .meta({ id: "CreateSessionRequest" });
 }
-
-export type CreateSessionBody = z.output<ReturnType<typeof createSessionBody>>;

@@ -90,6 +90,9 @@ export async function startOutageStack(): Promise<OutageStack> {
     ...common,
     PATH: process.env.PATH ?? "",
     HOME: process.env.HOME ?? "",
+    // The run's own temp folder and marker: what the service leaves (tsx's cache) goes with the run.
+    TMPDIR: process.env.TMPDIR ?? "",
+    BAS_TEST_ROOT: process.env.BAS_TEST_ROOT ?? "",
     LOG_LEVEL: "warn",
     OTEL_SDK_DISABLED: "true",
     GRPC_PORT: String(bpGrpcPort),

@@ -1,4 +1,4 @@
-import { UnavailableError } from "@bas/service-kit";
+import { UnavailableError } from "@bas/errors";
 
 /** Gives the turn back; call it exactly once. */
 export type Release = () => void;

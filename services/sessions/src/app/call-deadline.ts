@@ -1,4 +1,4 @@
-import { UnavailableError } from "@bas/service-kit";
+import { UnavailableError } from "@bas/errors";
 
 /**
  * How long a call may still take, against its caller's gRPC deadline. Deadlines are wall-clock agreements between

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, LimitExceededError } from "@bas/service-kit";
+import { InvalidArgumentError, LimitExceededError } from "@bas/errors";
 import type { NewTask } from "../domain/commands";
 import type { JsonValue, SessionSettings } from "../domain/events";
 import type { SessionState } from "../domain/state";

@@ -1,4 +1,4 @@
-import type { Projection, StoredEvent } from "@bas/event-store";
+import type { Reactor, StoredEvent } from "@bas/event-store";
 import type { runner } from "@bas/proto";
 import { SESSION_AGGREGATE, type SessionEvent } from "../domain/events";
 import { isTerminal, type Session, type SessionState } from "../domain/state";
@@ -54,14 +54,12 @@ export function assignmentFor(state: SessionState, event: StoredEvent<SessionEve
  * runner for its durable consumer and checkpoint; a redelivered event publishes again with the same message id
  * (the task id), which JetStream drops as a duplicate.
  */
-export function dispatchReactor(deps: DispatchReactorDeps): Projection<any, SessionEvent> {
+export function dispatchReactor(deps: DispatchReactorDeps): Reactor<SessionEvent> {
   return {
     name: "sessions-dispatch",
     aggregateType: SESSION_AGGREGATE,
-    setup: async () => {},
-    teardown: async () => {},
-    async apply(_trx, event) {
-      if (event.type !== "TaskDispatched" && event.type !== "SessionCreated") return;
+    canHandle: ["SessionCreated", "TaskDispatched"],
+    async react(event) {
       const next = assignmentFor(await deps.load(event.aggregateId), event);
       if (next) await deps.publish(next, event.traceparent);
     },

@@ -1,5 +1,5 @@
 import { fold } from "@bas/event-store";
-import { IllegalStateError, InvalidArgumentError, NotFoundError } from "@bas/service-kit";
+import { IllegalStateError, InvalidArgumentError, NotFoundError } from "@bas/errors";
 import Ajv, { type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import type { SessionCommand } from "../domain/commands";

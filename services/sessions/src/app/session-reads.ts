@@ -1,4 +1,4 @@
-import { InvalidArgumentError, NotFoundError } from "@bas/service-kit";
+import { InvalidArgumentError, NotFoundError } from "@bas/errors";
 import type { SessionState } from "../domain/state";
 import {
   type MessageCursor,

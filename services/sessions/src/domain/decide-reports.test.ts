@@ -1,4 +1,4 @@
-import { IllegalStateError, InvalidArgumentError, SupersededError } from "@bas/service-kit";
+import { IllegalStateError, InvalidArgumentError, SupersededError } from "@bas/errors";
 import type { SessionCommand } from "./commands";
 import { created, dispatched, envelopes, idleKeepAlive, runningT1, sandboxReady, spec, started } from "./decider-spec";
 import type { JsonValue, SessionEvent } from "./events";

@@ -1,5 +1,5 @@
 import type { CommandContext } from "@bas/event-store";
-import { IllegalStateError, InvalidArgumentError, NotFoundError, SupersededError } from "@bas/service-kit";
+import { IllegalStateError, InvalidArgumentError, NotFoundError, SupersededError } from "@bas/errors";
 import type { SessionCommand } from "./commands";
 import type { SessionEvent, TaskStopReason } from "./events";
 import { outputShapeProblem } from "./output";

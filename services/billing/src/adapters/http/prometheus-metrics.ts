@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
 import type { BillingMetrics } from "../../app/ports";
-import type { LedgerType } from "../../domain/ledger-events";
+import type { LedgerType } from "../../domain/events";
 import type { Charge } from "../../domain/pricing";
 
 export interface PrometheusBillingMetrics extends BillingMetrics {

@@ -1,7 +1,7 @@
 import { type EventStore, EventStoreUnavailableError, type StoredEvent, type StreamNames } from "@bas/event-store";
 import type { JetStreamManager } from "@nats-io/jetstream";
 import type { LedgerStore } from "../../app/ports";
-import type { LedgerEvent } from "../../domain/ledger-events";
+import type { LedgerEvent } from "../../domain/events";
 
 /**
  * Ledgers on the shared event store. Reads fetch only the subject's last message (a ledger's last event is its

@@ -1,6 +1,5 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { StreamNames } from "@bas/event-store";
-import type { Logger } from "@bas/service-kit";
+import { type Logger, retry } from "@bas/service-kit";
 import {
   AckPolicy,
   type ConsumerConfig,
@@ -88,17 +87,22 @@ export function createUsageConsumer(deps: UsageConsumerDeps): UsageConsumer {
 
   /** Charges a batch, retrying in place until it succeeds or billing stops. */
   async function charge(batch: JsMsg[], usages: Usage[]): Promise<boolean> {
-    for (let attempt = 1; !stopped; attempt++) {
-      try {
-        if (usages.length > 0) await deps.handle(usages);
-        return true;
-      } catch (err) {
-        log.error({ err, from: batch[0]?.seq, to: batch.at(-1)?.seq, attempt }, "charging usage failed; retrying");
-        for (const m of batch) m.working();
-        await sleep(Math.min(5_000, 50 * 2 ** attempt));
-      }
+    if (stopped) return false;
+    if (usages.length === 0) return true;
+    try {
+      await retry(() => deps.handle(usages), {
+        graceMs: Number.POSITIVE_INFINITY,
+        retryable: () => !stopped,
+        initialDelayMs: 100,
+        onRetry(err, { attempt }) {
+          log.error({ err, from: batch[0]?.seq, to: batch.at(-1)?.seq, attempt }, "charging usage failed; retrying");
+          for (const m of batch) m.working();
+        },
+      });
+      return true;
+    } catch {
+      return false;
     }
-    return false;
   }
 
   /**

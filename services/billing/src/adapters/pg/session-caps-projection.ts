@@ -1,4 +1,5 @@
 import type { Projection, StoredEvent } from "@bas/event-store";
+import { SESSION_AGGREGATE, type SessionEventType, sessions } from "@bas/proto";
 import type { Kysely, Transaction } from "kysely";
 import type { SessionCap } from "../../app/ports";
 import type { BillingTables } from "./migrations";
@@ -8,13 +9,14 @@ import type { BillingTables } from "./migrations";
  * `maxCostUsd`; `TaskDispatched` starts a task under it) and hands it to `onCap`, which records it on the session's
  * ledger. Keeps one row per session so a dispatch, which does not repeat the cap, can find it.
  */
-export function createSessionCapsProjection(
+export function sessionCapsProjection(
   onCap: (cap: SessionCap) => Promise<void>,
   name = "billing_session_caps",
 ): Projection<BillingTables> {
   return {
     name,
-    aggregateType: "session",
+    aggregateType: SESSION_AGGREGATE,
+    canHandle: ["SessionCreated", "TaskDispatched"] satisfies SessionEventType[],
     async setup(db: Kysely<BillingTables>) {
       await db.schema
         .createTable("billing_session_caps")
@@ -28,26 +30,27 @@ export function createSessionCapsProjection(
       await db.schema.dropTable("billing_session_caps").ifExists().execute();
     },
     async apply(trx: Transaction<BillingTables>, event: StoredEvent) {
-      const data = (event.data ?? {}) as Record<string, unknown>;
       const sessionId = event.aggregateId;
       if (event.type === "SessionCreated") {
-        const projectId = String(data.projectId ?? "");
+        const { projectId, maxCostUsd: cap } = sessions.SessionCreated.fromJSON(event.data);
         if (!projectId) return;
-        const maxCostUsd = typeof data.maxCostUsd === "string" ? data.maxCostUsd : null;
+        const maxCostUsd = cap ?? null;
         await trx
           .insertInto("billing_session_caps")
           .values({ session_id: sessionId, project_id: projectId, max_cost_usd: maxCostUsd })
           .onConflict((oc) => oc.column("session_id").doUpdateSet({ project_id: projectId, max_cost_usd: maxCostUsd }))
           .execute();
         await onCap({ sessionId, projectId, maxCostUsd });
-      } else if (event.type === "TaskDispatched" && typeof data.taskId === "string") {
+      } else {
+        const { taskId } = sessions.TaskDispatched.fromJSON(event.data);
+        if (!taskId) return;
         const row = await trx
           .selectFrom("billing_session_caps")
           .selectAll()
           .where("session_id", "=", sessionId)
           .executeTakeFirst();
         if (!row) return;
-        await onCap({ sessionId, projectId: row.project_id, maxCostUsd: row.max_cost_usd, taskId: data.taskId });
+        await onCap({ sessionId, projectId: row.project_id, maxCostUsd: row.max_cost_usd, taskId });
       }
     },
   };

@@ -1,5 +1,6 @@
 import type { browserPool, sessions } from "@bas/proto";
-import { type HandlerLog, InvalidArgumentError, NotFoundError, unaryService } from "@bas/service-kit";
+import { type HandlerLog, unaryService } from "@bas/service-kit";
+import { InvalidArgumentError, NotFoundError } from "@bas/errors";
 import type { Kysely } from "kysely";
 import type { BrowserPool } from "../../app/browser-pool";
 import type { LaunchHealthReport } from "../../app/launch-health";

@@ -1,9 +1,8 @@
 import type { Projection, StoredEvent } from "@bas/event-store";
-import { billing } from "@bas/proto";
+import { billing, LEDGER_AGGREGATES, type LedgerEventType } from "@bas/proto";
 import { sql } from "kysely";
 
 export const COSTS_TABLE = "browser_pool_costs";
-export const LEDGER_BROWSER_AGGREGATE = "ledger-browser";
 
 export interface CostsTable {
   browser_id: string;
@@ -19,7 +18,8 @@ export interface CostsTable {
 export function browserCostsProjection(name = "browser_pool_costs"): Projection<{ [COSTS_TABLE]: CostsTable }> {
   return {
     name,
-    aggregateType: LEDGER_BROWSER_AGGREGATE,
+    aggregateType: LEDGER_AGGREGATES.browser,
+    canHandle: ["ChargeRecorded"] satisfies LedgerEventType[],
     async setup(db) {
       await sql`create table if not exists ${sql.table(COSTS_TABLE)} (
         browser_id text primary key,
@@ -31,7 +31,6 @@ export function browserCostsProjection(name = "browser_pool_costs"): Projection<
       await sql`drop table if exists ${sql.table(COSTS_TABLE)}`.execute(db);
     },
     async apply(trx, event: StoredEvent) {
-      if (event.type !== "ChargeRecorded") return;
       const totals = billing.ChargeRecorded.fromJSON(event.data).totals;
       if (!totals) return;
       const row = {

@@ -48,6 +48,7 @@ export function browsersProjection(name = "browser_pool_browsers"): Projection<B
   return {
     name,
     aggregateType: BROWSER_AGGREGATE,
+    canHandle: ["BrowserRequested", "BrowserStarted", "BrowserStopped"],
     async setup(db) {
       await sql`create table if not exists ${sql.table(BROWSERS_TABLE)} (
         id text primary key,

@@ -14,7 +14,7 @@ const toKey = (k: ApiKeyRecord): gateway.ApiKey => ({
 });
 
 /** The ProjectAdmin gRPC service (gateway.proto) over the project use cases. */
-export function projectAdminService(admin: ProjectAdmin, log?: HandlerLog) {
+export function projectAdminServer(admin: ProjectAdmin, log?: HandlerLog) {
   return unaryService(
     {
       createProject: async (req: gateway.CreateProjectRequest) => toProject(await admin.createProject(req.name)),

@@ -1,4 +1,4 @@
-import { IllegalStateError } from "@bas/service-kit";
+import { IllegalStateError } from "@bas/errors";
 import { type Kysely, sql } from "kysely";
 import type { ApiKeyRecord, ProjectRecord, ProjectStore } from "../../app/project-store";
 import type { GatewayDatabase } from "./schema";

@@ -1,5 +1,6 @@
 import type { runner } from "@bas/proto";
-import { type HandlerLog, InvalidArgumentError, unaryService } from "@bas/service-kit";
+import { type HandlerLog, unaryService } from "@bas/service-kit";
+import { InvalidArgumentError } from "@bas/errors";
 import type { RouteTable } from "../../domain/model-routes";
 import type { ProviderKeyInfo, ProviderKeys } from "../pg/provider-keys";
 

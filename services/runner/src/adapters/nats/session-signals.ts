@@ -1,21 +1,25 @@
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { StreamNames } from "@bas/event-store";
+import { SESSION_AGGREGATE, SESSION_ENDED_EVENT_TYPES, type SessionEventType, sessions } from "@bas/proto";
 
 /** Why the agent must stop working a task. */
 export type StopReason = "task_stopped" | "session_ended" | "task_ended";
 
-/** Session events after which the session has no more use for its runner. */
-const SESSION_ENDED = new Set(["SessionStopped", "SessionTimedOut", "SessionDeleted", "SandboxFailed"]);
+const SESSION_ENDED: ReadonlySet<string> = new Set(SESSION_ENDED_EVENT_TYPES);
+/** Events that end a task; the one the runner works, if they name it. */
+const TASK_ENDS: Partial<Record<SessionEventType, { taskOf(data: unknown): string; reason: StopReason }>> = {
+  TaskStopped: { taskOf: (data) => sessions.TaskStopped.fromJSON(data).taskId, reason: "task_stopped" },
+  // Someone else finished this task (another attempt): this one is stale.
+  TaskCompleted: { taskOf: (data) => sessions.TaskCompleted.fromJSON(data).taskId, reason: "task_ended" },
+  TaskFailed: { taskOf: (data) => sessions.TaskFailed.fromJSON(data).taskId, reason: "task_ended" },
+};
 
 /** The reason to stop, if this session event is one. */
-export function stopReasonOf(event: { type?: string; data?: { taskId?: string } }, taskId: string): StopReason | null {
+export function stopReasonOf(event: { type?: string; data?: unknown }, taskId: string): StopReason | null {
   if (!event?.type) return null;
   if (SESSION_ENDED.has(event.type)) return "session_ended";
-  if (event.type === "TaskStopped" && event.data?.taskId === taskId) return "task_stopped";
-  // Someone else finished this task (another attempt): this one is stale.
-  if ((event.type === "TaskCompleted" || event.type === "TaskFailed") && event.data?.taskId === taskId)
-    return "task_ended";
-  return null;
+  const end = TASK_ENDS[event.type as SessionEventType];
+  return end && end.taskOf(event.data) === taskId ? end.reason : null;
 }
 
 export interface SessionWatch {
@@ -34,7 +38,7 @@ export function watchSession(
   onStop: (reason: StopReason) => void,
 ): SessionWatch {
   let fired = false;
-  const sub: Subscription = nc.subscribe(streams.events.subject("session", sessionId), {
+  const sub: Subscription = nc.subscribe(streams.events.subject(SESSION_AGGREGATE, sessionId), {
     callback: (err, msg) => {
       if (err || fired) return;
       let event: unknown;

@@ -1,5 +1,5 @@
 import { type Kysely, type Migration, sql } from "kysely";
-import { IllegalStateError } from "@bas/service-kit";
+import { IllegalStateError } from "@bas/errors";
 import type { KeyCipher } from "../crypto/key-cipher";
 
 interface ProviderKeysTable {

@@ -1,5 +1,5 @@
 import type { sessions } from "@bas/proto";
-import { InvalidArgumentError, NotFoundError } from "@bas/service-kit";
+import { InvalidArgumentError, NotFoundError } from "@bas/errors";
 import Decimal from "decimal.js";
 import type { CreateSessionInput } from "../../app/create-session";
 import type { MessageCursor } from "../../app/ports";
@@ -15,8 +15,6 @@ const DECIMAL = /^(?!^[-+.]*$)[+-]?0*\d*\.?\d*$/;
 const THINKING_LEVELS = ["disabled", "low", "medium", "high"];
 
 const invalid = (field: (string | number)[], message: string) => new InvalidArgumentError(message, { field });
-
-export const isUuid = (value: string) => UUID.test(value);
 
 /** A session id from the caller or the runner; anything that is not a UUID cannot name a session. */
 export function sessionIdOf(value: string): string {

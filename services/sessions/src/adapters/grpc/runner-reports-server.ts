@@ -1,5 +1,6 @@
 import type { sessions } from "@bas/proto";
-import { type HandlerLog, InvalidArgumentError, unaryService } from "@bas/service-kit";
+import { type HandlerLog, unaryService } from "@bas/service-kit";
+import { InvalidArgumentError } from "@bas/errors";
 import type { RunnerCommand, RunnerReports } from "../../app/runner-reports";
 import type { StepMessageInput } from "../../domain/commands";
 import type { JsonValue } from "../../domain/events";

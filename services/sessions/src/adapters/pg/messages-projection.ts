@@ -48,50 +48,53 @@ function messagesOf(event: StoredEvent<SessionEvent>): { message: MessageData; s
  * The conversation of each session: the task as the human message, then what every step produced. Ordered by
  * (stream sequence, position in the event), which is chronological and the same after a rebuild.
  */
-export const messagesProjection: Projection<SessionsDb, SessionEvent> = {
-  name: "sessions-messages",
-  aggregateType: SESSION_AGGREGATE,
-  async setup(db) {
-    await sql`create table if not exists session_messages (
-      id text primary key,
-      session_id text not null,
-      sequence bigint not null,
-      position int not null,
-      role text not null,
-      type text not null,
-      data text not null,
-      summary text,
-      screenshot_ref text,
-      hidden boolean not null,
-      created_at timestamptz not null)`.execute(db);
-    await sql`create index if not exists session_messages_order
-      on session_messages (session_id, sequence, position)`.execute(db);
-  },
-  async teardown(db) {
-    await sql`drop table if exists session_messages`.execute(db);
-  },
-  async apply(trx, event) {
-    const rows = messagesOf(event).map(({ message, screenshotRef }, position) => ({
-      id: message.id,
-      session_id: event.aggregateId,
-      sequence: event.sequence,
-      position,
-      role: message.role,
-      type: message.type,
-      data: message.data,
-      summary: message.summary,
-      screenshot_ref: screenshotRef,
-      hidden: message.hidden,
-      created_at: event.occurredAt,
-    }));
-    if (rows.length === 0) return;
-    await trx
-      .insertInto("session_messages")
-      .values(rows)
-      .onConflict((oc) => oc.column("id").doNothing())
-      .execute();
-  },
-};
+export function messagesProjection(): Projection<SessionsDb, SessionEvent> {
+  return {
+    name: "sessions-messages",
+    aggregateType: SESSION_AGGREGATE,
+    canHandle: ["TaskDispatched", "StepRecorded", "SandboxFailed"],
+    async setup(db) {
+      await sql`create table if not exists session_messages (
+        id text primary key,
+        session_id text not null,
+        sequence bigint not null,
+        position int not null,
+        role text not null,
+        type text not null,
+        data text not null,
+        summary text,
+        screenshot_ref text,
+        hidden boolean not null,
+        created_at timestamptz not null)`.execute(db);
+      await sql`create index if not exists session_messages_order
+        on session_messages (session_id, sequence, position)`.execute(db);
+    },
+    async teardown(db) {
+      await sql`drop table if exists session_messages`.execute(db);
+    },
+    async apply(trx, event) {
+      const rows = messagesOf(event).map(({ message, screenshotRef }, position) => ({
+        id: message.id,
+        session_id: event.aggregateId,
+        sequence: event.sequence,
+        position,
+        role: message.role,
+        type: message.type,
+        data: message.data,
+        summary: message.summary,
+        screenshot_ref: screenshotRef,
+        hidden: message.hidden,
+        created_at: event.occurredAt,
+      }));
+      if (rows.length === 0) return;
+      await trx
+        .insertInto("session_messages")
+        .values(rows)
+        .onConflict((oc) => oc.column("id").doNothing())
+        .execute();
+    },
+  };
+}
 
 export function createMessageQueries(db: Kysely<SessionsDb>): MessageQueries {
   async function positionOf(sessionId: string, messageId: string) {

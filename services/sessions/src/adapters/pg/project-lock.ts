@@ -1,4 +1,4 @@
-import { UnavailableError } from "@bas/service-kit";
+import { UnavailableError } from "@bas/errors";
 import { type Kysely, type Migration, sql } from "kysely";
 import { createKeyedTurns, createSemaphore } from "../../app/bounded-turns";
 import type { CallDeadline } from "../../app/call-deadline";

@@ -1,6 +1,7 @@
 import type { Projection, StoredEvent } from "@bas/event-store";
 import { type Kysely, sql } from "kysely";
-import { SESSION_AGGREGATE, type SessionEvent, type SessionEventType } from "../../domain/events";
+import { SESSION_EVENT_TYPES } from "@bas/proto";
+import { SESSION_AGGREGATE, type SessionEvent } from "../../domain/events";
 import {
   ACTIVE_STATUSES,
   evolve,
@@ -18,91 +19,76 @@ import {
 } from "../../app/ports";
 import type { SessionsDb } from "./schema";
 
-const KNOWN: ReadonlySet<SessionEventType> = new Set<SessionEventType>([
-  "SessionCreated",
-  "TaskDispatched",
-  "SandboxReady",
-  "SandboxFailed",
-  "TaskStarted",
-  "StepRecorded",
-  "UsageReported",
-  "TaskCompleted",
-  "TaskFailed",
-  "TaskStopped",
-  "SessionStopped",
-  "SessionTimedOut",
-  "SessionDeleted",
-  "RecordingAdded",
-]);
-
 /**
  * One row per session holding the aggregate's own fold (the same `evolve`), so a read is one indexed row and can
  * never disagree with the aggregate.
  */
-export const sessionsProjection: Projection<SessionsDb, SessionEvent> = {
-  name: "sessions-view",
-  aggregateType: SESSION_AGGREGATE,
-  async setup(db) {
-    await sql`create table if not exists sessions_view (
-      id text primary key,
-      project_id text not null,
-      status text not null,
-      deleted boolean not null,
-      created_at timestamptz not null,
-      updated_at timestamptz not null,
-      doc json not null)`.execute(db);
-    // The status a session had before it ended, shown while its costs are still being priced (see costsPending).
-    await sql`alter table sessions_view add column if not exists last_active_status text`.execute(db);
-    await sql`create index if not exists sessions_view_by_project
-      on sessions_view (project_id, created_at desc, id desc) where not deleted`.execute(db);
-    await sql`create index if not exists sessions_view_inactive
-      on sessions_view (updated_at) where not deleted and status in ('created', 'idle')`.execute(db);
-  },
-  async teardown(db) {
-    await sql`drop table if exists sessions_view`.execute(db);
-  },
-  async apply(trx, event: StoredEvent<SessionEvent>) {
+export function sessionsProjection(): Projection<SessionsDb, SessionEvent> {
+  return {
+    name: "sessions-view",
+    aggregateType: SESSION_AGGREGATE,
     // Events of a newer version of this service are skipped rather than blocking the projection.
-    if (!KNOWN.has(event.type)) return;
-    const row = await trx
-      .selectFrom("sessions_view")
-      .select("doc")
-      .where("id", "=", event.aggregateId)
-      .forUpdate()
-      .executeTakeFirst();
-    const before = row?.doc ?? initialState();
-    const next = evolve(before, event);
-    if (next.status === "none") return;
-    const lastActive = ACTIVE_STATUSES.includes(next.status)
-      ? next.status
-      : before.status !== "none" && ACTIVE_STATUSES.includes(before.status)
-        ? before.status
-        : undefined;
-    const values = {
-      id: next.id,
-      project_id: next.settings.projectId,
-      status: next.status,
-      ...(lastActive ? { last_active_status: lastActive } : {}),
-      deleted: next.deleted,
-      created_at: next.createdAt,
-      updated_at: next.updatedAt,
-      doc: JSON.stringify(next),
-    };
-    await trx
-      .insertInto("sessions_view")
-      .values(values)
-      .onConflict((oc) =>
-        oc.column("id").doUpdateSet({
-          status: values.status,
-          ...(lastActive ? { last_active_status: lastActive } : {}),
-          deleted: values.deleted,
-          updated_at: values.updated_at,
-          doc: values.doc,
-        }),
-      )
-      .execute();
-  },
-};
+    canHandle: SESSION_EVENT_TYPES,
+    async setup(db) {
+      await sql`create table if not exists sessions_view (
+        id text primary key,
+        project_id text not null,
+        status text not null,
+        deleted boolean not null,
+        created_at timestamptz not null,
+        updated_at timestamptz not null,
+        doc json not null)`.execute(db);
+      // The status a session had before it ended, shown while its costs are still being priced (see costsPending).
+      await sql`alter table sessions_view add column if not exists last_active_status text`.execute(db);
+      await sql`create index if not exists sessions_view_by_project
+        on sessions_view (project_id, created_at desc, id desc) where not deleted`.execute(db);
+      await sql`create index if not exists sessions_view_inactive
+        on sessions_view (updated_at) where not deleted and status in ('created', 'idle')`.execute(db);
+    },
+    async teardown(db) {
+      await sql`drop table if exists sessions_view`.execute(db);
+    },
+    async apply(trx, event: StoredEvent<SessionEvent>) {
+      const row = await trx
+        .selectFrom("sessions_view")
+        .select("doc")
+        .where("id", "=", event.aggregateId)
+        .forUpdate()
+        .executeTakeFirst();
+      const before = row?.doc ?? initialState();
+      const next = evolve(before, event);
+      if (next.status === "none") return;
+      const lastActive = ACTIVE_STATUSES.includes(next.status)
+        ? next.status
+        : before.status !== "none" && ACTIVE_STATUSES.includes(before.status)
+          ? before.status
+          : undefined;
+      const values = {
+        id: next.id,
+        project_id: next.settings.projectId,
+        status: next.status,
+        ...(lastActive ? { last_active_status: lastActive } : {}),
+        deleted: next.deleted,
+        created_at: next.createdAt,
+        updated_at: next.updatedAt,
+        doc: JSON.stringify(next),
+      };
+      await trx
+        .insertInto("sessions_view")
+        .values(values)
+        .onConflict((oc) =>
+          oc.column("id").doUpdateSet({
+            status: values.status,
+            ...(lastActive ? { last_active_status: lastActive } : {}),
+            deleted: values.deleted,
+            updated_at: values.updated_at,
+            doc: values.doc,
+          }),
+        )
+        .execute();
+    },
+  };
+}
 
 const costsOf = (row: Record<string, unknown>): SessionCosts =>
   row.total_cost_usd == null

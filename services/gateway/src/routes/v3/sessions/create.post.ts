@@ -1,4 +1,4 @@
-import { BadRequestError } from "@bas/service-kit";
+import { BadRequestError } from "@bas/errors";
 import { toSessionResponse } from "../../../domain/session-view";
 import { defineRoute } from "../../../http/route";
 import { v3Schemas } from "../../../schemas/v3-schemas";

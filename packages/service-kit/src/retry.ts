@@ -42,7 +42,7 @@ export function isUnavailable(err: unknown, depth = 0): boolean {
 export interface RetryOptions {
   /**
    * How long an outage may last, from the first failure, before its error is passed on. The last try is made at
-   * the end of the grace. Default {@link DEFAULT_GRACE_MS}.
+   * the end of the grace. Default {@link DEFAULT_GRACE_MS}; `Infinity` retries until success or `signal`.
    */
   graceMs?: number;
   /** Which errors are worth waiting out (default {@link isUnavailable}); any other is thrown at once. */
@@ -60,16 +60,24 @@ export interface RetryOptions {
 export const DEFAULT_GRACE_MS = 5_000;
 
 /**
- * Calls `fn` again while it fails with an error that says a dependency is unavailable, with exponential backoff
- * (0.25 s, 0.5 s, 1 s, ... up to 5 s, with jitter so that many waiting callers do not return in lockstep), until the
- * grace is spent: a service restarting costs its callers a wait, not their work. Any other error is thrown at once,
- * and so is the last one once the grace is over.
+ * The wait before try number `attempt + 1`: doubling from `initialMs` up to `maxMs`, with ±20% jitter so that many
+ * waiting callers do not come back in lockstep. The one backoff of the project.
  */
-export async function retryUnavailable<T>(fn: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
+export function backoffDelay(attempt: number, { initialMs = 250, maxMs = 5_000 } = {}): number {
+  const delay = Math.min(maxMs, initialMs * 2 ** (attempt - 1)) * (0.8 + Math.random() * 0.4);
+  return Math.max(1, Math.round(delay));
+}
+
+/**
+ * Calls `fn` again while it fails with an error worth waiting out (by default one that says a dependency is
+ * unavailable), with {@link backoffDelay} (0.25 s, 0.5 s, 1 s, ... up to 5 s), until the grace is spent: a service
+ * restarting costs its callers a wait, not their work. Any other error is thrown at once, and so is the last one once
+ * the grace is over or the signal aborted.
+ */
+export async function retry<T>(fn: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
   const retryable = options.retryable ?? isUnavailable;
-  const initial = options.initialDelayMs ?? 250;
-  const max = options.maxDelayMs ?? 5_000;
+  const delays = { initialMs: options.initialDelayMs, maxMs: options.maxDelayMs };
   let firstFailure: number | undefined;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -79,8 +87,7 @@ export async function retryUnavailable<T>(fn: () => Promise<T>, options: RetryOp
       const waitedMs = Date.now() - firstFailure;
       const left = graceMs - waitedMs;
       if (!retryable(err) || left <= 0 || options.signal?.aborted) throw err;
-      const backoff = Math.min(max, initial * 2 ** (attempt - 1)) * (0.8 + Math.random() * 0.4);
-      const delayMs = Math.max(1, Math.min(Math.round(backoff), left));
+      const delayMs = Math.min(backoffDelay(attempt, delays), left);
       options.onRetry?.(err, { attempt, delayMs, waitedMs });
       if (!(await pause(delayMs, options.signal))) throw err;
     }
@@ -101,3 +108,6 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
+
+/** @deprecated transitional name of {@link retry} */
+export const retryUnavailable = retry;

@@ -1,21 +1,18 @@
-import type { Projection } from "@bas/event-store";
-import { billing } from "@bas/proto";
-import { ServiceError } from "@bas/service-kit";
-import { LEDGER_SESSION } from "./ports";
-import type { SessionCommands } from "./session-commands";
+import type { Reactor } from "@bas/event-store";
+import { billing, LEDGER_AGGREGATES, type LedgerEventType } from "@bas/proto";
+import { ServiceError } from "@bas/errors";
+import type { SessionCommands } from "../../app/session-commands";
 
 /**
  * Billing says a session's total reached its cap: stop the running task ("cost cap reached"). A refusal (the
  * session is gone) is final and skipped; anything else is retried by the projection runner.
  */
-export function budgetReactor(commands: SessionCommands, log?: { warn(o: object, msg: string): void }): Projection {
+export function budgetReactor(commands: SessionCommands, log?: { warn(o: object, msg: string): void }): Reactor {
   return {
     name: "sessions-budget",
-    aggregateType: LEDGER_SESSION,
-    setup: async () => {},
-    teardown: async () => {},
-    async apply(_trx, event) {
-      if (event.type !== "BudgetExceeded") return;
+    aggregateType: LEDGER_AGGREGATES.session,
+    canHandle: ["BudgetExceeded"] satisfies LedgerEventType[],
+    async react(event) {
       const { capUsd, taskId } = billing.BudgetExceeded.fromJSON(event.data);
       try {
         await commands.execute(event.aggregateId, { type: "StopForBudget", capUsd, taskId: taskId || null });

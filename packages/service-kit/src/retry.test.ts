@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import { ClientError } from "./grpc-client";
-import { isUnavailable, retryUnavailable } from "./retry-unavailable";
+import { isUnavailable, retryUnavailable } from "./retry";
 
 const failure = (code: status) => new ClientError(code, "nope", undefined, undefined);
 const fast = { initialDelayMs: 1, maxDelayMs: 5 };

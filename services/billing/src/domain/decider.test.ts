@@ -1,5 +1,5 @@
-import type { LedgerEvent } from "./ledger-events";
-import { decideLedger, evolveLedger, initialLedgerState, type LedgerCommand, type LedgerState } from "./ledger";
+import type { LedgerEvent } from "./events";
+import { decideLedger, evolveLedger, initialLedgerState, type LedgerCommand, type LedgerState } from "./decider";
 import { type Money, parseDecimal } from "./money";
 import type { Charge } from "./pricing";
 

@@ -1,5 +1,4 @@
-import type { Decider } from "@bas/event-store";
-import type { BudgetExceeded, LedgerEvent } from "./ledger-events";
+import type { BudgetExceeded, LedgerEvent } from "./events";
 import { formatDecimal, type Money, parseDecimal } from "./money";
 import type { Charge } from "./pricing";
 import { addCharge, EMPTY_TOTALS, fromWireTotals, type Totals, toWireTotals } from "./totals";
@@ -137,9 +136,3 @@ export function decideLedger(command: LedgerCommand, state: LedgerState): Ledger
     }
   }
 }
-
-export const ledgerDecider: Decider<LedgerCommand, LedgerEvent, LedgerState> = {
-  initialState: initialLedgerState,
-  evolve: evolveLedger,
-  decide: (command, state) => decideLedger(command, state),
-};

@@ -1,4 +1,5 @@
-import { InvalidArgumentError, type HandlerLog, unaryService } from "@bas/service-kit";
+import { type HandlerLog, unaryService } from "@bas/service-kit";
+import { InvalidArgumentError } from "@bas/errors";
 import type { billing } from "@bas/proto";
 import type { BudgetQueries, CreditAnswer, ScopeRef } from "../../app/budget-queries";
 import { formatDecimal } from "../../domain/money";
@@ -24,7 +25,7 @@ function toCredit(answer: CreditAnswer): billing.Credit {
 }
 
 /** The Billing gRPC service: maps proto messages to the app's questions and back; errors map in `unary`. */
-export function createBillingGrpc(queries: BudgetQueries, log?: HandlerLog) {
+export function billingServer(queries: BudgetQueries, log?: HandlerLog) {
   return unaryService(
     {
       async checkBudget(req: billing.CheckBudgetRequest): Promise<billing.CheckBudgetResponse> {

@@ -1,0 +1,69 @@
+import type * as billing from "./gen/bas/v1/billing";
+import type * as browserPool from "./gen/bas/v1/browser_pool";
+import type * as sessions from "./gen/bas/v1/sessions";
+
+/**
+ * The events one service publishes and others consume: aggregate types (the subject `<ns>.events.<type>.<id>`) and
+ * event type names. The data of each event is the JSON of the proto message named like its type, decoded by the
+ * consumer's adapter with that message's `fromJSON`.
+ */
+export const SESSION_AGGREGATE = "session";
+export const SESSION_EVENT_TYPES = [
+  "SessionCreated",
+  "TaskDispatched",
+  "SandboxReady",
+  "SandboxFailed",
+  "TaskStarted",
+  "StepRecorded",
+  "UsageReported",
+  "TaskCompleted",
+  "TaskFailed",
+  "TaskStopped",
+  "SessionStopped",
+  "SessionTimedOut",
+  "SessionDeleted",
+  "RecordingAdded",
+] as const;
+export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
+
+/** After any of these a session has ended: its browser and its runner have no more use. */
+export const SESSION_ENDED_EVENT_TYPES = [
+  "SessionStopped",
+  "SessionTimedOut",
+  "SessionDeleted",
+  "SandboxFailed",
+] as const satisfies readonly SessionEventType[];
+
+export const BROWSER_AGGREGATE = "browser";
+export const BROWSER_EVENT_TYPES = ["BrowserRequested", "BrowserStarted", "BrowserStopped"] as const;
+export type BrowserEventType = (typeof BROWSER_EVENT_TYPES)[number];
+
+/** Billing's ledgers: one per session, run, browser and project (id = that id). */
+export const LEDGER_AGGREGATES = {
+  session: "ledger-session",
+  run: "ledger-run",
+  browser: "ledger-browser",
+  project: "ledger-project",
+} as const;
+export const LEDGER_EVENT_TYPES = ["ChargeRecorded", "BudgetExceeded", "BudgetCapSet"] as const;
+export type LedgerEventType = (typeof LEDGER_EVENT_TYPES)[number];
+
+/** Every event type named here has its message: a name without one fails the type-check. */
+export type EventMessages = [
+  { [K in SessionEventType]: (typeof sessions)[K] },
+  { [K in BrowserEventType]: (typeof browserPool)[K] },
+  { [K in LedgerEventType]: (typeof billing)[K] },
+];
+
+/**
+ * What a publisher's event data must be assignable to, for its proto message: JSON in which `null` (how the domain
+ * says "none") reads as absent, as proto3 JSON reads it.
+ */
+export type AsProtoJson<T> = T extends readonly (infer U)[]
+  ? AsProtoJson<U>[]
+  : T extends object
+    ? { [K in keyof T]: AsProtoJson<Exclude<T[K], null>> | (null extends T[K] ? undefined : never) }
+    : T;
+
+/** Compile-time contract check: `Assignable<Data, Message>` fails the type-check when Data drifts from Message. */
+export type Assignable<T extends U, U> = T;
