@@ -38,17 +38,21 @@ test("browser time and proxy bytes are published as UsageRecorded, periodically 
   });
   const stopped = await h.client.releaseBrowser({ projectId: project, sessionId });
 
+  let seen = "nothing";
   const reports = await eventually(
     async () => {
       const mine = (await usageMessages(h.infra)).filter((m) => m.usage.browserId === browser!.id);
       const ms = mine.reduce((sum, m) => sum + (m.usage.browser?.milliseconds ?? 0), 0);
       const lifetime = stopped.finishedAt!.getTime() - stopped.startedAt!.getTime();
+      seen = `${ms} ms of browser time over ${mine.filter((m) => m.usage.browser).length} reports (lifetime ${lifetime} ms, last report ${mine.some((m) => m.usage.lastReport)}), ${mine.filter((m) => m.usage.proxy).length} proxy reports`;
       // The stop's final browser-time and proxy reports are published independently: wait for both.
       return ms === lifetime && mine.some((m) => m.usage.proxy) ? mine : undefined;
     },
-    10_000,
+    30_000,
     "browser time adds up to the browser's lifetime and the proxy bytes are reported",
-  );
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; last seen: ${seen}`);
+  });
 
   for (const { subject, usage, msgId } of reports) {
     expect(usage).toMatchObject({ projectId: project, sessionId, browserId: browser!.id });

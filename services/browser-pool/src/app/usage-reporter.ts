@@ -70,6 +70,9 @@ export function createUsageReporter(deps: UsageReporterDeps) {
     const entry = tracked.get(id);
     if (!entry) return Promise.resolve();
     const run = entry.chain.then(async () => {
+      // A periodic report queued before the stop began must not run after it: it would bill up to now, past the
+      // browser's end, and the last report (up to the end) could not take that back.
+      if (entry.stopping && !last) return;
       const { next, reports } = reportsFor(entry.source, entry.marks, until ?? deps.now(), last);
       if (reports.length === 0) return;
       await deps.store.record(id, next, reports);

@@ -100,7 +100,7 @@ export async function startPoolHarness(
 export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000, what = "condition") {
   try {
     return (await sharedEventually(check, (value) => value !== undefined, timeoutMs)) as T;
-  } catch {
-    throw new Error(`${what} not reached within ${timeoutMs} ms`);
+  } catch (err) {
+    throw new Error(`${what} not reached within ${timeoutMs} ms`, { cause: err });
   }
 }
