@@ -6,11 +6,10 @@ import {
   ensureStreams,
   migrate,
   type EventConsumer,
-  type ProjectionRunner,
   streamNames,
 } from "@bas/event-store";
 import { browserPool as proto } from "@bas/proto";
-import { connectNats, createGrpcServer, createLogger, type Logger } from "@bas/service-kit";
+import { connectNats, createGrpcServer, createLogger, type Logger, startWithCleanup } from "@bas/service-kit";
 import { startCdpProxy } from "./adapters/cdp/cdp-proxy";
 import { browserPoolServer } from "./adapters/grpc/browser-pool-server";
 import { createKubernetesDriver, loadKubeApi } from "./adapters/kubernetes/kubernetes-driver";
@@ -21,20 +20,19 @@ import { createEgressPolicy, type EgressRule, parseEgressRules } from "./adapter
 import type { ResolveHost } from "./adapters/network-proxy/network-proxy";
 import { createUsagePublisher } from "./adapters/nats/usage-publisher";
 import { browserCostsProjection } from "./adapters/pg/browser-costs-projection";
-import { type BrowserPoolDb, browsersProjection } from "./adapters/pg/browsers-projection";
+import { type BrowserPoolDb, browsersProjection, createBrowserReadModel } from "./adapters/pg/browsers-projection";
 import { createUsageStore, usageMigrations } from "./adapters/pg/usage-store";
-import { createLauncher } from "./app/browser-launcher";
+import { createLauncher } from "./adapters/browser-launcher";
 import { createBrowserPool } from "./app/browser-pool";
 import { createLaunchHealth } from "./app/launch-health";
 import { recoverBrowsers } from "./app/recovery";
 import { createSessionBrowsers } from "./app/session-browsers";
 import { sessionEndReactor } from "./app/session-reactor";
-import { watchForeignStops } from "./app/stop-watcher";
+import { watchForeignStops } from "./adapters/nats/foreign-stops";
 import { createUsageReporter } from "./app/usage-reporter";
 import { createWarmPool } from "./app/warm-pool";
 import type { BrowserPoolConfig } from "./config";
 import type { BrowserDriver } from "./domain/browser-driver";
-import { BROWSER_AGGREGATE } from "./domain/browser-events";
 import { WARM_SETTINGS } from "./domain/browser-settings";
 
 export interface BrowserPoolServiceDeps {
@@ -105,42 +103,38 @@ async function createDriver(config: BrowserPoolConfig, log: Logger): Promise<Bro
  * session-end reactor and usage reports. Browsers of an earlier run of this node are adopted or recorded stopped
  * before anything new launches.
  */
-export async function startBrowserPoolService(
+export function startBrowserPoolService(
   config: BrowserPoolConfig,
   deps: BrowserPoolServiceDeps = {},
 ): Promise<BrowserPoolService> {
-  const log = deps.logger ?? createLogger("browser-pool", config.LOG_LEVEL);
-  const now = deps.now ?? (() => new Date());
-  const newId = deps.newId ?? randomUUID;
-  const streams = streamNames(config.NAMESPACE);
-  const nats = await connectNats(config.NATS_URL, "browser-pool");
-  const db = createDb<BrowserPoolDb>(config.DATABASE_URL, { max: 10 });
-  const cleanups: Array<() => Promise<unknown>> = [];
-  const closeAll = async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  };
-  cleanups.push(
-    () => db.destroy(),
-    () => nats.nc.drain(),
-  );
+  return startWithCleanup(async (cleanup) => {
+    const log = deps.logger ?? createLogger("browser-pool", config.LOG_LEVEL);
+    const now = deps.now ?? (() => new Date());
+    const newId = deps.newId ?? randomUUID;
+    const streams = streamNames(config.NAMESPACE);
+    const nats = await connectNats(config.NATS_URL, "browser-pool");
+    cleanup.defer(() => nats.nc.drain().catch(() => undefined));
+    const db = createDb<BrowserPoolDb>(config.DATABASE_URL, { max: 10 });
+    cleanup.defer(() => db.destroy());
 
-  try {
     await ensureStreams(nats.jsm, streams);
     await migrate(db, "browser_pool", usageMigrations);
     const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
+    const readModel = createBrowserReadModel(db);
     const runnerFor = (projection: EventConsumer) =>
       createProjectionRunner({ js: nats.js, jsm: nats.jsm, db, streams, projection, log, ackWaitMs: deps.ackWaitMs });
     const browsersRunner = runnerFor(browsersProjection());
-    const runners: ProjectionRunner[] = [browsersRunner, runnerFor(browserCostsProjection())];
-    cleanups.push(async () => {
-      for (const runner of runners) await runner.stop();
+    const readModelRunners = [browsersRunner, runnerFor(browserCostsProjection())];
+    // Stopped after the browsers: each stop waits for the read model to show it.
+    cleanup.defer(async () => {
+      for (const runner of readModelRunners) await runner.stop();
     });
 
     const driver = deps.driver ?? (await createDriver(config, log));
-    cleanups.push(() => driver.close());
+    cleanup.defer(() => driver.close());
     let state = () => ({});
     const cdp = await startCdpProxy({ host: config.CDP_HOST, port: config.CDP_PORT, health: () => state() });
-    cleanups.push(() => cdp.close());
+    cleanup.defer(() => cdp.close());
     const cdpPublicUrl = config.CDP_PUBLIC_URL ?? `ws://${config.CDP_HOST}:${cdp.port}`;
 
     const usageStore = createUsageStore(db);
@@ -151,7 +145,7 @@ export async function startBrowserPoolService(
       newId,
       log,
     });
-    cleanups.push(() => usage.stop());
+    cleanup.defer(() => usage.stop());
     // Closed whatever is allowed; this node's gRPC port joins once it is bound.
     const closed = [...config.BROWSER_EGRESS_DENY, ...storeAddresses(config), ...anyAddressOn(cdp.port)];
     const egressPolicy = createEgressPolicy({ allow: config.BROWSER_EGRESS_ALLOW, deny: closed });
@@ -176,7 +170,7 @@ export async function startBrowserPoolService(
       newId,
       log,
     });
-    cleanups.push(() => warm.close());
+    cleanup.defer(() => warm.close());
     const pool = createBrowserPool({
       config: {
         nodeId: config.NODE_ID,
@@ -184,7 +178,7 @@ export async function startBrowserPoolService(
         limits: { perProject: config.MAX_BROWSERS_PER_PROJECT, perNode: config.MAX_BROWSERS_PER_NODE },
       },
       store,
-      db,
+      readModel,
       cdp,
       launcher,
       warm,
@@ -199,60 +193,54 @@ export async function startBrowserPoolService(
     });
     state = () => {
       const { canLaunch, problem } = launchHealth.report();
-      return { nodeId: config.NODE_ID, browsers: pool.live.size, warmIdle: warm.idle, canLaunch, problem };
+      return { nodeId: config.NODE_ID, browsers: pool.running().length, warmIdle: warm.idle, canLaunch, problem };
     };
-    cleanups.push(() => (config.STOP_BROWSERS_ON_SHUTDOWN ? pool.stopAll() : pool.detachAll()));
+    cleanup.defer(() => (config.STOP_BROWSERS_ON_SHUTDOWN ? pool.stopAll() : pool.detachAll()));
 
-    for (const runner of runners) await runner.start();
-    const lastBrowserEvent = await nats.jsm.streams
-      .getMessage(streams.events.stream, { last_by_subj: streams.events.ofType(BROWSER_AGGREGATE) })
-      .catch(() => null);
-    if (lastBrowserEvent) await browsersRunner.waitFor(lastBrowserEvent.seq, 60_000);
-    await recoverBrowsers({ db, nodeId: config.NODE_ID, driver, launcher, pool, usage, now, log });
+    for (const runner of readModelRunners) await runner.start();
+    await browsersRunner.catchUp();
+    await recoverBrowsers({ readModel, nodeId: config.NODE_ID, driver, launcher, pool, usage, now, log });
     await usage.flush();
     usage.start(config.USAGE_INTERVAL_MS);
     warm.start();
 
     const sessionBrowsers = createSessionBrowsers({
       pool,
-      db,
+      readModel,
       cdpInternalUrl: config.CDP_INTERNAL_URL ?? cdpPublicUrl,
       timeoutMinutes: config.SESSION_BROWSER_TIMEOUT_MINUTES,
     });
     const sessionEnds = runnerFor(sessionEndReactor(sessionBrowsers));
-    runners.push(sessionEnds);
+    cleanup.defer(() => sessionEnds.stop());
     await sessionEnds.start();
-    const foreignStops = watchForeignStops(nats.nc, streams, pool);
-    cleanups.push(async () => foreignStops.close());
+    const foreignStops = watchForeignStops(nats.nc, streams, pool, log);
+    cleanup.defer(() => foreignStops.close());
 
+    // Last set up, first closed: no new calls while the rest stops.
     const grpc = createGrpcServer();
     grpc.add(
       proto.BrowserPoolService,
-      browserPoolServer({ pool, sessions: sessionBrowsers, db, launchHealth: launchHealth.report, log }),
+      browserPoolServer({ pool, sessions: sessionBrowsers, readModel, launchHealth: launchHealth.report, log }),
     );
     const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
     closed.push(...anyAddressOn(grpcPort));
-    cleanups.push(() => grpc.close());
+    cleanup.defer(() => grpc.close());
     grpc.setHealth("SERVING");
     log.info({ grpcPort, cdpPort: cdp.port, nodeId: config.NODE_ID, driver: driver.name }, "browser-pool ready");
 
-    let closing: Promise<void> | undefined;
     return {
       grpcPort,
       cdpPort: cdp.port,
       cdpPublicUrl,
       nodeId: config.NODE_ID,
       warmPoolFilled: (timeoutMs) => warm.filled(timeoutMs),
-      liveBrowserIds: () => pool.live.ids(),
-      close() {
-        closing ??= closeAll().then(() => log.info("browser-pool stopped"));
-        return closing;
+      liveBrowserIds: () => pool.running(),
+      async close() {
+        await cleanup.close();
+        log.info("browser-pool stopped");
       },
     };
-  } catch (err) {
-    await closeAll();
-    throw err;
-  }
+  });
 }
 
 /** Any address on `port`: a port of this node's own, on whichever interface a browser would try it. */

@@ -1,12 +1,8 @@
 import { type EventStore, handleCommand, type Handled } from "@bas/event-store";
 import { NotFoundError } from "@bas/errors";
-import type { Kysely } from "kysely";
-import type { CdpProxy } from "../adapters/cdp/cdp-proxy";
-import { cdpUrlFor, newCdpSecret } from "../adapters/cdp/cdp-route";
-import { type BrowserPoolDb, type BrowserRecord, countLiveElsewhere } from "../adapters/pg/browsers-projection";
-import type { UsageStore } from "../adapters/pg/usage-store";
-import { type BrowserCommand, browserDecider, type BrowserState } from "../domain/browser-decider";
-import { BROWSER_AGGREGATE, type BrowserEvent, type StopReason } from "../domain/browser-events";
+import { cdpUrlFor, newCdpSecret } from "../domain/cdp-route";
+import { type BrowserCommand, browserDecider, type BrowserState } from "../domain/decider";
+import { BROWSER_AGGREGATE, type BrowserEvent, type StopReason } from "../domain/events";
 import type { BrowserLimits } from "../domain/browser-limits";
 import {
   type BrowserSettingsInput,
@@ -16,7 +12,7 @@ import {
   resolveTimeoutMinutes,
 } from "../domain/browser-settings";
 import { type BrowserView, viewFromState } from "../domain/browser-view";
-import type { Launched, Launcher } from "./browser-launcher";
+import type { BrowserReadModel, BrowserRecord, CdpEndpoints, Launched, Launcher, UsageStore } from "./ports";
 import { createAdmission } from "./admission";
 import { createLiveBrowsers } from "./live-browsers";
 import { BrowserUnavailableError } from "./errors";
@@ -33,8 +29,8 @@ export interface BrowserPoolConfig {
 export interface BrowserPoolDeps {
   config: BrowserPoolConfig;
   store: EventStore;
-  db: Kysely<BrowserPoolDb>;
-  cdp: CdpProxy;
+  readModel: Pick<BrowserReadModel, "countLiveElsewhere">;
+  cdp: CdpEndpoints;
   launcher: Launcher;
   warm: WarmPool;
   usage: UsageReporter;
@@ -46,6 +42,14 @@ export interface BrowserPoolDeps {
   now(): Date;
   newId(): string;
   log: { info(o: object, msg: string): void; warn(o: object, msg: string): void; error(o: object, msg: string): void };
+}
+
+export interface StopOptions {
+  reason: StopReason;
+  /** Why, in words, when the reason alone does not say (a crash's exit code). */
+  detail?: string;
+  /** A caller's stop: another project's browser is as absent as a missing one. */
+  projectId?: string;
 }
 
 export interface CreateInput {
@@ -68,7 +72,7 @@ function deferred() {
 
 /** The browser use cases of one node: create, acquire for a session, stop; plus the lifecycle they set off. */
 export function createBrowserPool(deps: BrowserPoolDeps) {
-  const { config, store, db, log } = deps;
+  const { config, store, log } = deps;
   const retiring = new Set<Promise<void>>();
 
   const live = createLiveBrowsers({
@@ -76,20 +80,20 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     usage: deps.usage,
     now: deps.now,
     onTimeout: (id) =>
-      end(id, "timeout").catch((err) => {
+      end(id, { reason: "timeout" }).catch((err) => {
         log.error({ err, browserId: id }, "timeout stop failed");
         throw err;
       }),
     sweepMs: deps.timeoutSweepMs,
     onCrash: (id, detail) => {
       log.warn({ browserId: id, detail }, "browser crashed");
-      void end(id, "crash", detail).catch((err) => log.error({ err, browserId: id }, "crash stop failed"));
+      void end(id, { reason: "crash", detail }).catch((err) => log.error({ err, browserId: id }, "crash stop failed"));
     },
   });
 
   const admission = createAdmission({
     limits: config.limits,
-    countElsewhere: (projectId) => countLiveElsewhere(db, projectId, config.nodeId),
+    countElsewhere: (projectId) => deps.readModel.countLiveElsewhere(projectId, config.nodeId),
     local: live,
   });
 
@@ -188,11 +192,15 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
    */
   async function end(
     id: string,
-    reason: StopReason,
-    detail?: string,
-    projectId?: string,
-    /** Kill and clean up only once this settles (a caller's answer), so the tear-down never delays it. */
-    after?: Promise<unknown>,
+    {
+      reason,
+      detail,
+      projectId,
+      after,
+    }: StopOptions & {
+      /** Kill and clean up only once this settles (a caller's answer), so the tear-down never delays it. */
+      after?: Promise<unknown>;
+    },
   ): Promise<Handled<BrowserEvent, BrowserState>> {
     const entry = live.get(id);
     if (entry && projectId !== undefined && entry.projectId !== projectId) throw new NotFoundError("Browser not found");
@@ -228,11 +236,14 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     retiring.add(done);
   }
 
-  /** Stops and answers once the read model shows it; the tear-down starts after the answer. */
-  async function stopFor(id: string, reason: StopReason, projectId?: string): Promise<BrowserView> {
+  /**
+   * The one way to stop a browser, whichever node runs it (that node tears it down when it sees the event): answers
+   * its view once the read model shows the stop; this node's instance is torn down right after the answer.
+   */
+  async function stop(id: string, options: StopOptions): Promise<BrowserView> {
     const answered = deferred();
     try {
-      const handled = await end(id, reason, undefined, projectId, answered.promise);
+      const handled = await end(id, { ...options, after: answered.promise });
       await settled(handled);
       return viewFromState(id, handled.state);
     } finally {
@@ -241,29 +252,26 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
   }
 
   return {
-    live,
     /** A new browser, with its CDP secret (for URLs other than the public one). */
     create,
     /** Room for one more browser of the project, checked before a session is created (nothing is taken). */
     capacity: (projectId: string) => admission.capacity(projectId),
-
-    /** A caller's stop: another project's browser is not found. */
-    stop: (projectId: string, id: string) => stopFor(id, "caller", projectId),
-    stopFor,
-
-    end,
-    tearDown,
+    stop,
+    /** Whether this node runs the browser now. */
+    runs: (id: string) => live.has(id),
+    /** The browsers this node runs now. */
+    running: () => live.ids(),
 
     /** Serves a browser an earlier run of this node launched (restart). */
     async adopt(row: BrowserRecord, launched: Launched): Promise<void> {
       live.add({
         id: row.id,
-        projectId: row.project_id,
-        sessionId: row.session_id,
-        startedAt: row.started_at ?? row.requested_at,
-        timeoutAt: row.timeout_at,
-        cdpSecret: row.cdp_secret,
-        cdpUrl: row.cdp_url,
+        projectId: row.projectId,
+        sessionId: row.sessionId,
+        startedAt: row.startedAt ?? row.requestedAt,
+        timeoutAt: row.timeoutAt,
+        cdpSecret: row.cdpSecret,
+        cdpUrl: row.cdpUrl,
         launched,
         marks: await deps.usageStore.marks(row.id),
       });
@@ -272,7 +280,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     /** Stops every browser of this node (reason `shutdown`) and waits until they are gone. */
     async stopAll(): Promise<void> {
       live.close();
-      await Promise.allSettled(live.ids().map((id) => end(id, "shutdown")));
+      await Promise.allSettled(live.ids().map((id) => end(id, { reason: "shutdown" })));
       await Promise.allSettled([...retiring]);
     },
 

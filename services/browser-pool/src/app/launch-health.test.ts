@@ -1,4 +1,4 @@
-import type { Launched, Launcher } from "./browser-launcher";
+import type { Launched, Launcher } from "./ports";
 import { createLaunchHealth } from "./launch-health";
 import { WARM_SETTINGS } from "../domain/browser-settings";
 

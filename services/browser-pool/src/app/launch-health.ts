@@ -1,4 +1,4 @@
-import type { Launcher } from "./browser-launcher";
+import type { Launcher } from "./ports";
 
 /** Whether this node can launch a browser now, and if not, why and what to do about it. */
 export interface LaunchHealthReport {

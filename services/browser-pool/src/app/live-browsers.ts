@@ -1,6 +1,4 @@
-import type { CdpEndpoint, CdpProxy } from "../adapters/cdp/cdp-proxy";
-import type { UsageMarks } from "../adapters/pg/usage-store";
-import type { Launched } from "./browser-launcher";
+import type { CdpEndpoint, CdpEndpoints, Launched, UsageMarks } from "./ports";
 import type { UsageReporter } from "./usage-reporter";
 
 export interface LiveBrowserInit {
@@ -21,7 +19,7 @@ export interface LiveBrowser extends LiveBrowserInit {
 }
 
 export interface LiveBrowsersDeps {
-  cdp: CdpProxy;
+  cdp: CdpEndpoints;
   usage: UsageReporter;
   now(): Date;
   onTimeout(id: string): Promise<unknown>;

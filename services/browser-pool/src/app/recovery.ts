@@ -1,12 +1,10 @@
-import type { Kysely } from "kysely";
-import { type BrowserPoolDb, liveOnNode } from "../adapters/pg/browsers-projection";
 import type { BrowserDriver } from "../domain/browser-driver";
-import type { Launcher } from "./browser-launcher";
+import type { BrowserReadModel, Launcher } from "./ports";
 import type { BrowserPool } from "./browser-pool";
 import type { UsageReporter } from "./usage-reporter";
 
 export interface RecoveryDeps {
-  db: Kysely<BrowserPoolDb>;
+  readModel: Pick<BrowserReadModel, "liveOnNode">;
   nodeId: string;
   driver: BrowserDriver;
   launcher: Launcher;
@@ -25,7 +23,7 @@ export interface RecoveryDeps {
 export async function recoverBrowsers(
   deps: RecoveryDeps,
 ): Promise<{ adopted: number; stopped: number; reaped: number }> {
-  const rows = await liveOnNode(deps.db, deps.nodeId);
+  const rows = await deps.readModel.liveOnNode(deps.nodeId);
   const keep = new Set<string>();
   for (const row of rows) {
     if (row.status === "active" && row.handle) {
@@ -38,8 +36,8 @@ export async function recoverBrowsers(
     }
     // Its last usage report first (a crash right after the stop below must not lose it; a repeat costs nothing):
     // no more time is billed, but billing learns that the browser's cost is complete.
-    await deps.usage.finishUntracked({ id: row.id, projectId: row.project_id, sessionId: row.session_id }, deps.now());
-    await deps.pool.end(row.id, "crash", "the browser was gone when browser-pool restarted");
+    await deps.usage.finishUntracked({ id: row.id, projectId: row.projectId, sessionId: row.sessionId }, deps.now());
+    await deps.pool.stop(row.id, { reason: "crash", detail: "the browser was gone when browser-pool restarted" });
   }
   const reaped = await deps.driver.reapOrphans(keep);
   const result = { adopted: keep.size, stopped: rows.length - keep.size, reaped: reaped.length };

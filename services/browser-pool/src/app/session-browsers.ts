@@ -1,20 +1,14 @@
 import { IllegalStateError, NotFoundError } from "@bas/errors";
-import type { Kysely } from "kysely";
-import { cdpUrlFor } from "../adapters/cdp/cdp-route";
-import {
-  type BrowserPoolDb,
-  type BrowserRecord,
-  latestForSession,
-  viewFromRow,
-} from "../adapters/pg/browsers-projection";
+import { cdpUrlFor } from "../domain/cdp-route";
 import type { BrowserSettingsInput } from "../domain/browser-settings";
 import type { BrowserView } from "../domain/browser-view";
 import type { BrowserPool } from "./browser-pool";
 import { createKeyedLock } from "./keyed-lock";
+import type { BrowserReadModel } from "./ports";
 
 export interface SessionBrowsersDeps {
-  pool: BrowserPool;
-  db: Kysely<BrowserPoolDb>;
+  pool: Pick<BrowserPool, "create" | "stop">;
+  readModel: Pick<BrowserReadModel, "latestForSession">;
   /** Base of the CDP URLs handed to the runner. */
   cdpInternalUrl: string;
   /** Timeout of a session's browser; the session's end stops it sooner. */
@@ -26,25 +20,24 @@ const ENDED_MEMORY_MS = 10 * 60_000;
 
 /** The browsers of v3 sessions: one per session, acquired by the runner, ended with the session. */
 export function createSessionBrowsers(deps: SessionBrowsersDeps) {
-  const { pool, db } = deps;
+  const { pool, readModel } = deps;
   const sessionLock = createKeyedLock();
   // The session's end can stop its browser before the runner hears of that end; the runner then takes the lost
   // connection for a browser that went away and asks again. It must not get a new browser nobody would stop.
   const ended = new Set<string>();
-  const internalUrl = (row: Pick<BrowserRecord, "id" | "cdp_secret">) =>
-    cdpUrlFor(deps.cdpInternalUrl, row.id, row.cdp_secret);
+  const internalUrl = (browserId: string, secret: string) => cdpUrlFor(deps.cdpInternalUrl, browserId, secret);
 
   return {
     /** Idempotent per session: the browser it already has while that runs, else a new one. */
     acquire(input: { projectId: string; sessionId: string; settings?: BrowserSettingsInput }) {
       return sessionLock(input.sessionId, async () => {
         if (ended.has(input.sessionId)) throw new IllegalStateError("the session has ended");
-        const existing = await latestForSession(db, input.sessionId);
-        if (existing && existing.project_id !== input.projectId) {
+        const existing = await readModel.latestForSession(input.sessionId);
+        if (existing && existing.view.projectId !== input.projectId) {
           throw new IllegalStateError("session belongs to another project");
         }
-        if (existing && existing.status !== "stopped") {
-          return { view: viewFromRow(existing), internalCdpUrl: internalUrl(existing) };
+        if (existing && existing.view.status !== "stopped") {
+          return { view: existing.view, internalCdpUrl: internalUrl(existing.view.id, existing.cdpSecret) };
         }
         const { view, secret } = await pool.create({
           projectId: input.projectId,
@@ -52,24 +45,25 @@ export function createSessionBrowsers(deps: SessionBrowsersDeps) {
           settings: input.settings,
           timeoutMinutes: deps.timeoutMinutes,
         });
-        return { view, internalCdpUrl: internalUrl({ id: view.id, cdp_secret: secret }) };
+        return { view, internalCdpUrl: internalUrl(view.id, secret) };
       });
     },
 
     /** The session ended: stop its browser (idempotent). */
     async release(projectId: string, sessionId: string): Promise<BrowserView> {
-      const existing = await latestForSession(db, sessionId);
-      if (!existing || existing.project_id !== projectId) throw new NotFoundError("No browser for this session");
-      if (existing.status === "stopped") return viewFromRow(existing);
-      return pool.stopFor(existing.id, "session_ended");
+      const existing = await readModel.latestForSession(sessionId);
+      if (!existing || existing.view.projectId !== projectId) throw new NotFoundError("No browser for this session");
+      if (existing.view.status === "stopped") return existing.view;
+      return pool.stop(existing.view.id, { reason: "session_ended" });
     },
 
     /** Session reactor: the session is over, so is its browser. */
     async endSession(sessionId: string): Promise<void> {
       ended.add(sessionId);
       setTimeout(() => ended.delete(sessionId), ENDED_MEMORY_MS).unref();
-      const existing = await latestForSession(db, sessionId);
-      if (existing && existing.status !== "stopped") await pool.end(existing.id, "session_ended");
+      const existing = await readModel.latestForSession(sessionId);
+      if (existing && existing.view.status !== "stopped")
+        await pool.stop(existing.view.id, { reason: "session_ended" });
     },
   };
 }

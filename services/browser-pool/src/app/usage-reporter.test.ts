@@ -1,4 +1,4 @@
-import type { UsageMarks, UsageReport } from "../adapters/pg/usage-store";
+import type { UsageMarks, UsageReport } from "./ports";
 import { createUsageReporter } from "./usage-reporter";
 
 test("a periodic report still queued when the stop begins does not bill past the browser's end", async () => {

@@ -1,6 +1,5 @@
 import { billing } from "@bas/proto";
-import type { UsageMarks, UsageReport, UsageStore } from "../adapters/pg/usage-store";
-import type { PublishUsage } from "../adapters/nats/usage-publisher";
+import type { PublishUsage, UsageMarks, UsageReport, UsageStore } from "./ports";
 
 /** A running browser as billing sees it. */
 export interface UsageSource {
@@ -91,7 +90,7 @@ export function createUsageReporter(deps: UsageReporterDeps) {
       const published: string[] = [];
       for (const r of pending) {
         try {
-          await deps.publish(r.kind, r.id, r.payload);
+          await deps.publish(r);
           published.push(r.id);
         } catch (err) {
           deps.log.warn({ err, usageId: r.id }, "usage publish failed; kept in the outbox");

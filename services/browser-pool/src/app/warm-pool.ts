@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Launched } from "./browser-launcher";
+import type { Launched } from "./ports";
 
 export interface WarmPoolDeps {
   size: number;

@@ -1,4 +1,4 @@
-import type { BrowserHandle } from "./browser-events";
+import type { BrowserHandle } from "./events";
 
 /** What a driver needs to launch one browser. */
 export interface LaunchSpec {

@@ -1,4 +1,4 @@
-import type { BrowserState } from "./browser-decider";
+import type { BrowserState } from "./decider";
 import type { BrowserSettings } from "./browser-settings";
 
 /** A browser as callers see it (the contract's BrowserSessionView, before serialisation). */

@@ -1,35 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { type CdpRoute, parseCdpRoute, secretMatches } from "./cdp-route";
+import type { CdpEndpoint, CdpEndpointSpec, CdpEndpoints } from "../../app/ports";
+import { type CdpRoute, parseCdpRoute, secretMatches } from "../../domain/cdp-route";
 import { type DevtoolsAddress, fetchDevtoolsJson, rewriteTargetList, rewriteVersion } from "./devtools-json";
 
-/** A browser as the proxy serves it. */
-export interface CdpEndpointSpec {
-  browserId: string;
-  secret: string;
-  /** The browser's own DevTools endpoint (its sandbox's loopback or a pod IP): ws://host:port/devtools/browser/GUID. */
-  devtoolsUrl: string;
-  /** The Unix socket a local browser's DevTools is reached through (its sandbox has no port on this host). */
-  devtoolsSocket?: string;
-  /** The URL callers were given; `/json/version` answers with it. */
-  publicUrl: string;
-}
-
-export interface CdpEndpoint {
-  /** CDP bytes from callers to the browser (WebSocket frames after the handshake). */
-  readonly bytesIn: number;
-  /** CDP bytes from the browser to callers. */
-  readonly bytesOut: number;
-  /** Connections open right now. */
-  readonly clients: number;
-}
-
-export interface CdpProxy {
+export interface CdpProxy extends CdpEndpoints {
   readonly port: number;
-  register(spec: CdpEndpointSpec): CdpEndpoint;
-  /** Closes every open client of the browser at once and refuses new ones from now on. */
-  unregister(browserId: string): void;
   close(): Promise<void>;
 }
 

@@ -1,13 +1,12 @@
 import type { browserPool, sessions } from "@bas/proto";
 import { type HandlerLog, unaryService } from "@bas/service-kit";
 import { InvalidArgumentError, NotFoundError } from "@bas/errors";
-import type { Kysely } from "kysely";
 import type { BrowserPool } from "../../app/browser-pool";
+import type { BrowserReadModel } from "../../app/ports";
 import type { LaunchHealthReport } from "../../app/launch-health";
 import type { SessionBrowsers } from "../../app/session-browsers";
 import type { BrowserSettingsInput } from "../../domain/browser-settings";
 import type { BrowserView } from "../../domain/browser-view";
-import { type BrowserPoolDb, findBrowser, listBrowsers, viewFromRow } from "../pg/browsers-projection";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_PAGE_SIZE = 100;
@@ -64,7 +63,7 @@ function browserIdOf(value: string): string {
 export interface BrowserPoolServerDeps {
   pool: BrowserPool;
   sessions: SessionBrowsers;
-  db: Kysely<BrowserPoolDb>;
+  readModel: Pick<BrowserReadModel, "find" | "list">;
   /** Whether this node can launch browsers (for the gateway's /healthz); never launches one. */
   launchHealth: () => LaunchHealthReport;
   log?: HandlerLog;
@@ -72,7 +71,7 @@ export interface BrowserPoolServerDeps {
 
 /** The `BrowserPool` gRPC service: the gateway's browsers API and the runner's acquire/release. */
 export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.BrowserPoolServer {
-  const { pool, sessions, db } = deps;
+  const { pool, sessions, readModel } = deps;
   return unaryService(
     {
       createBrowser: async (req: browserPool.CreateBrowserRequest) =>
@@ -87,9 +86,9 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
           ).view,
         ),
       getBrowser: async (req: browserPool.GetBrowserRequest) => {
-        const row = await findBrowser(db, required(req.projectId, "project_id"), browserIdOf(req.browserId));
-        if (!row) throw new NotFoundError("Browser not found");
-        return toProtoBrowser(viewFromRow(row));
+        const view = await readModel.find(required(req.projectId, "project_id"), browserIdOf(req.browserId));
+        if (!view) throw new NotFoundError("Browser not found");
+        return toProtoBrowser(view);
       },
       listBrowsers: async (req: browserPool.ListBrowsersRequest): Promise<browserPool.ListBrowsersResponse> => {
         const number = req.pageNumber || 1;
@@ -101,9 +100,9 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
             field: ["query", "pageSize"],
           });
         }
-        const { rows, total } = await listBrowsers(db, required(req.projectId, "project_id"), { number, size });
+        const { views, total } = await readModel.list(required(req.projectId, "project_id"), { number, size });
         return {
-          items: rows.map((row) => toProtoBrowser(viewFromRow(row))),
+          items: views.map(toProtoBrowser),
           totalItems: total,
           pageNumber: number,
           pageSize: size,
@@ -111,11 +110,10 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
       },
       stopBrowser: async (req: browserPool.StopBrowserRequest) => {
         const projectId = required(req.projectId, "project_id");
-        const stopped = await pool.stop(projectId, browserIdOf(req.browserId));
+        const stopped = await pool.stop(browserIdOf(req.browserId), { reason: "caller", projectId });
         // The answer is what GET shows (the read model, which stop waited for): a browser stopped before has its
         // metered traffic and costs there, not in the stop decision.
-        const row = await findBrowser(db, projectId, stopped.id);
-        return toProtoBrowser(row ? viewFromRow(row) : stopped);
+        return toProtoBrowser((await readModel.find(projectId, stopped.id)) ?? stopped);
       },
       acquireBrowser: async (req: browserPool.AcquireBrowserRequest): Promise<browserPool.AcquiredBrowser> => {
         const acquired = await sessions.acquire({

@@ -1,5 +1,5 @@
 import type { BrowserDriver, EgressAddress, LaunchSpec, RunningBrowser } from "../../domain/browser-driver";
-import type { BrowserHandle } from "../../domain/browser-events";
+import type { BrowserHandle } from "../../domain/events";
 import { createNumberPool } from "../../domain/number-pool";
 import { probeDevtools } from "../cdp/devtools-probe";
 import type { KubeApi, V1Pod } from "./kube-api";

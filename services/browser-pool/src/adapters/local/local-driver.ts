@@ -4,7 +4,7 @@ import { chown, mkdir, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { BrowserHandle } from "../../domain/browser-events";
+import type { BrowserHandle } from "../../domain/events";
 import type { BrowserDriver, EgressAddress, LaunchSpec, RunningBrowser } from "../../domain/browser-driver";
 import { fetchDevtoolsJson } from "../cdp/devtools-json";
 import type { NumberPool } from "../../domain/number-pool";

@@ -1,5 +1,5 @@
 import type { AsProtoJson, Assignable, BrowserEventType, browserPool } from "@bas/proto";
-import type { BrowserEvent, BrowserRequested, BrowserStarted, BrowserStopped } from "../../domain/browser-events";
+import type { BrowserEvent, BrowserRequested, BrowserStarted, BrowserStopped } from "../../domain/events";
 
 /**
  * Compile-time check that the browser events' data is the JSON of the proto messages other services decode them as

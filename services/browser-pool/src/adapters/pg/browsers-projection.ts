@@ -1,8 +1,9 @@
 import type { Projection, StoredEvent } from "@bas/event-store";
 import { type Generated, type Kysely, type Selectable, sql } from "kysely";
-import { BROWSER_AGGREGATE, type BrowserEvent, type BrowserHandle } from "../../domain/browser-events";
+import { BROWSER_AGGREGATE, type BrowserEvent, type BrowserHandle } from "../../domain/events";
 import type { BrowserSettings } from "../../domain/browser-settings";
 import type { BrowserView } from "../../domain/browser-view";
+import type { BrowserReadModel, BrowserRecord } from "../../app/ports";
 import { COSTS_TABLE, type CostsTable } from "./browser-costs-projection";
 
 export const BROWSERS_TABLE = "browser_pool_browsers";
@@ -35,9 +36,9 @@ export interface BrowserPoolDb {
   [COSTS_TABLE]: CostsTable;
 }
 
-export type BrowserRecord = Selectable<BrowsersTable>;
+type BrowserRecordRow = Selectable<BrowsersTable>;
 
-export type BrowserRow = BrowserRecord & {
+type BrowserRow = BrowserRecordRow & {
   proxy_used_mb: string | null;
   proxy_cost_usd: string | null;
   browser_cost_usd: string | null;
@@ -142,7 +143,7 @@ function withCosts(db: Kysely<BrowserPoolDb>) {
 }
 
 /** One browser of a project; another project's browser is as absent as a missing one. */
-export async function findBrowser(
+async function findBrowser(
   db: Kysely<BrowserPoolDb>,
   projectId: string,
   browserId: string,
@@ -154,7 +155,7 @@ export async function findBrowser(
 }
 
 /** A project's browsers, newest first. */
-export async function listBrowsers(
+async function listBrowsers(
   db: Kysely<BrowserPoolDb>,
   projectId: string,
   page: { number: number; size: number },
@@ -177,11 +178,7 @@ export async function listBrowsers(
 }
 
 /** Browsers of a project that are launching or running on nodes other than `exceptNode`. */
-export async function countLiveElsewhere(
-  db: Kysely<BrowserPoolDb>,
-  projectId: string,
-  exceptNode: string,
-): Promise<number> {
+async function countLiveElsewhere(db: Kysely<BrowserPoolDb>, projectId: string, exceptNode: string): Promise<number> {
   const row = await db
     .selectFrom(BROWSERS_TABLE)
     .select((eb) => eb.fn.countAll<string>().as("n"))
@@ -193,7 +190,7 @@ export async function countLiveElsewhere(
 }
 
 /** Every browser a node launched that is not recorded as stopped: what a restart must adopt or close. */
-export async function liveOnNode(db: Kysely<BrowserPoolDb>, nodeId: string): Promise<BrowserRecord[]> {
+async function liveOnNode(db: Kysely<BrowserPoolDb>, nodeId: string): Promise<BrowserRecordRow[]> {
   return db
     .selectFrom(BROWSERS_TABLE)
     .selectAll()
@@ -203,7 +200,7 @@ export async function liveOnNode(db: Kysely<BrowserPoolDb>, nodeId: string): Pro
 }
 
 /** The newest browser of a session, whatever its status. */
-export async function latestForSession(db: Kysely<BrowserPoolDb>, sessionId: string): Promise<BrowserRow | undefined> {
+async function latestForSession(db: Kysely<BrowserPoolDb>, sessionId: string): Promise<BrowserRow | undefined> {
   return withCosts(db)
     .where(`${BROWSERS_TABLE}.session_id`, "=", sessionId)
     .orderBy(`${BROWSERS_TABLE}.requested_at`, "desc")
@@ -211,7 +208,7 @@ export async function latestForSession(db: Kysely<BrowserPoolDb>, sessionId: str
 }
 
 /** The view of a read-model row. */
-export function viewFromRow(row: BrowserRow): BrowserView {
+function viewFromRow(row: BrowserRow): BrowserView {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -229,5 +226,42 @@ export function viewFromRow(row: BrowserRow): BrowserView {
     metadata: row.metadata,
     stopReason: row.stop_reason,
     settings: row.settings,
+  };
+}
+
+function recordFromRow(row: BrowserRecordRow): BrowserRecord {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    sessionId: row.session_id,
+    status: row.status,
+    nodeId: row.node_id,
+    settings: row.settings,
+    handle: row.handle,
+    cdpUrl: row.cdp_url,
+    cdpSecret: row.cdp_secret,
+    timeoutAt: row.timeout_at,
+    requestedAt: row.requested_at,
+    startedAt: row.started_at,
+  };
+}
+
+/** The read model as the app sees it: records and views, never rows. */
+export function createBrowserReadModel(db: Kysely<BrowserPoolDb>): BrowserReadModel {
+  return {
+    async find(projectId, browserId) {
+      const row = await findBrowser(db, projectId, browserId);
+      return row && viewFromRow(row);
+    },
+    async list(projectId, page) {
+      const { rows, total } = await listBrowsers(db, projectId, page);
+      return { views: rows.map(viewFromRow), total };
+    },
+    countLiveElsewhere: (projectId, exceptNode) => countLiveElsewhere(db, projectId, exceptNode),
+    liveOnNode: async (nodeId) => (await liveOnNode(db, nodeId)).map(recordFromRow),
+    async latestForSession(sessionId) {
+      const row = await latestForSession(db, sessionId);
+      return row && { view: viewFromRow(row), cdpSecret: row.cdp_secret };
+    },
   };
 }

@@ -1,5 +1,6 @@
 import type { Generated } from "kysely";
 import { type Kysely, type Migration, sql } from "kysely";
+import type { UsageReport, UsageStore } from "../../app/ports";
 
 /**
  * Usage bookkeeping: how much of each browser has been reported (cumulative marks) and the reports not yet
@@ -9,24 +10,11 @@ import { type Kysely, type Migration, sql } from "kysely";
 export const MARKS_TABLE = "browser_pool_usage_marks";
 export const OUTBOX_TABLE = "browser_pool_usage_outbox";
 
-export interface UsageMarks {
-  browserMs: number;
-  proxyBytes: number;
-}
-
-export interface UsageReport {
-  id: string;
-  /** Usage subject kind: "browser" or "proxy". */
-  kind: string;
-  /** The UsageRecorded message as JSON. */
-  payload: unknown;
-}
-
 interface UsageDb {
   [MARKS_TABLE]: { browser_id: string; browser_ms: string; proxy_bytes: string };
   [OUTBOX_TABLE]: {
     id: string;
-    kind: string;
+    kind: UsageReport["kind"];
     payload: unknown;
     created_at: Generated<Date>;
     position: Generated<string>;
@@ -55,13 +43,6 @@ export const usageMigrations: Record<string, Migration> = {
     },
   },
 };
-
-export interface UsageStore {
-  marks(browserId: string): Promise<UsageMarks>;
-  record(browserId: string, marks: UsageMarks, reports: readonly UsageReport[]): Promise<void>;
-  pending(limit: number): Promise<UsageReport[]>;
-  done(ids: readonly string[]): Promise<void>;
-}
 
 export function createUsageStore(db: Kysely<any>): UsageStore {
   const q = db as Kysely<UsageDb>;

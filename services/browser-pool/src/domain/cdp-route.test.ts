@@ -1,5 +1,4 @@
 import { cdpUrlFor, newCdpSecret, parseCdpRoute, secretMatches } from "./cdp-route";
-import { rewriteTargetList, rewriteVersion } from "./devtools-json";
 
 const id = "5f0c6c1e-8a43-4d5e-9a3b-1c2d3e4f5a6b";
 const secret = "abcdefghijklmnopqrstuvwxyz012345";
@@ -39,26 +38,4 @@ test("secrets: 32 URL-safe characters, fresh each time, compared exactly", () =>
   expect(secretMatches(a, `${a.slice(0, -1)}${a.endsWith("x") ? "y" : "x"}`)).toBe(false);
   expect(secretMatches(a, a.slice(1))).toBe(false);
   expect(cdpUrlFor("wss://cdp.example.com/", id, a)).toBe(`wss://cdp.example.com/cdp/${id}/${a}`);
-});
-
-test("DevTools JSON is re-addressed to the proxy and loses the front-end links", () => {
-  const cdpUrl = `ws://proxy:9223/cdp/${id}/${secret}`;
-  expect(
-    rewriteVersion({ Browser: "Chrome/156", webSocketDebuggerUrl: "ws://127.0.0.1:1/devtools/browser/g" }, cdpUrl),
-  ).toEqual({
-    Browser: "Chrome/156",
-    webSocketDebuggerUrl: cdpUrl,
-  });
-  const list = rewriteTargetList(
-    [
-      {
-        id: "T1",
-        type: "page",
-        devtoolsFrontendUrl: "/devtools/inspector.html?ws=127.0.0.1:1/devtools/page/T1",
-        webSocketDebuggerUrl: "ws://127.0.0.1:1/devtools/page/T1",
-      },
-    ],
-    cdpUrl,
-  );
-  expect(list).toEqual([{ id: "T1", type: "page", webSocketDebuggerUrl: `${cdpUrl}/devtools/page/T1` }]);
 });

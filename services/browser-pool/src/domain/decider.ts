@@ -1,6 +1,6 @@
 import type { Decider } from "@bas/event-store";
 import { IllegalStateError, NotFoundError } from "@bas/errors";
-import type { BrowserEvent, BrowserHandle, BrowserRequested, StopReason } from "./browser-events";
+import type { BrowserEvent, BrowserHandle, BrowserRequested, StopReason } from "./events";
 
 type Request = BrowserRequested["data"];
 

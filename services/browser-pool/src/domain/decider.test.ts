@@ -1,8 +1,8 @@
 import type { CommandContext, EventEnvelope } from "@bas/event-store";
 import { fold } from "@bas/event-store";
 import { IllegalStateError, NotFoundError } from "@bas/errors";
-import { type BrowserCommand, browserDecider } from "./browser-decider";
-import type { BrowserEvent, BrowserHandle, BrowserRequested } from "./browser-events";
+import { type BrowserCommand, browserDecider } from "./decider";
+import type { BrowserEvent, BrowserHandle, BrowserRequested } from "./events";
 import { WARM_SETTINGS } from "./browser-settings";
 import { viewFromState } from "./browser-view";
 

@@ -1,24 +1,9 @@
-import type { EgressPolicy } from "../adapters/network-proxy/egress-policy";
-import {
-  type NetworkProxy,
-  type ResolveHost,
-  startNetworkProxy,
-  upstreamFor,
-} from "../adapters/network-proxy/network-proxy";
+import type { Launched, Launcher } from "../app/ports";
 import type { BrowserDriver, RunningBrowser } from "../domain/browser-driver";
-import type { BrowserHandle } from "../domain/browser-events";
+import type { BrowserHandle } from "../domain/events";
 import type { BrowserSettings } from "../domain/browser-settings";
-
-/** A browser with its network proxy: what the pool hands out and tears down as one. */
-export interface Launched {
-  id: string;
-  running: RunningBrowser;
-  networkProxy: NetworkProxy;
-  /** Whether the proxy's bytes are billed: only a browser with a proxy country uses the (paid) network proxy. */
-  metered: boolean;
-  /** Ends the browser and closes its proxy. Safe to call twice. */
-  dispose(): Promise<void>;
-}
+import type { EgressPolicy } from "./network-proxy/egress-policy";
+import { type NetworkProxy, type ResolveHost, startNetworkProxy, upstreamFor } from "./network-proxy/network-proxy";
 
 export interface LauncherOptions {
   driver: BrowserDriver;
@@ -30,7 +15,8 @@ export interface LauncherOptions {
   resolve?: ResolveHost;
 }
 
-export function createLauncher(options: LauncherOptions) {
+/** Every browser comes with its own egress proxy, started before it and closed with it. */
+export function createLauncher(options: LauncherOptions): Launcher {
   const { driver } = options;
 
   /** Every browser gets an egress proxy; it chains to the upstream only when the browser asked for a country. */
@@ -94,5 +80,3 @@ export function createLauncher(options: LauncherOptions) {
     },
   };
 }
-
-export type Launcher = ReturnType<typeof createLauncher>;

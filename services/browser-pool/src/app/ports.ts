@@ -1,0 +1,116 @@
+import type { EgressAddress, RunningBrowser } from "../domain/browser-driver";
+import type { BrowserHandle } from "../domain/events";
+import type { BrowserSettings } from "../domain/browser-settings";
+import type { BrowserView } from "../domain/browser-view";
+
+/** What the app needs from the outside, implemented in `adapters/` and wired in `service.ts`. */
+
+/** A browser as the read model keeps it. */
+export interface BrowserRecord {
+  id: string;
+  projectId: string;
+  sessionId: string | null;
+  /** requested → active → stopped; a requested browser is still launching. */
+  status: "requested" | "active" | "stopped";
+  nodeId: string;
+  settings: BrowserSettings;
+  handle: BrowserHandle | null;
+  cdpUrl: string;
+  cdpSecret: string;
+  timeoutAt: Date;
+  requestedAt: Date;
+  startedAt: Date | null;
+}
+
+/** The browser read model (Postgres), written from `browser` events. */
+export interface BrowserReadModel {
+  /** One browser of a project; another project's browser is as absent as a missing one. */
+  find(projectId: string, browserId: string): Promise<BrowserView | undefined>;
+  /** A project's browsers, newest first. */
+  list(projectId: string, page: { number: number; size: number }): Promise<{ views: BrowserView[]; total: number }>;
+  /** Browsers of a project that are launching or running on nodes other than `exceptNode`. */
+  countLiveElsewhere(projectId: string, exceptNode: string): Promise<number>;
+  /** Every browser a node launched that is not recorded as stopped: what a restart must adopt or close. */
+  liveOnNode(nodeId: string): Promise<BrowserRecord[]>;
+  /** The newest browser of a session, whatever its status, with its CDP secret. */
+  latestForSession(sessionId: string): Promise<{ view: BrowserView; cdpSecret: string } | undefined>;
+}
+
+/** A browser as the CDP proxy serves it. */
+export interface CdpEndpointSpec {
+  browserId: string;
+  secret: string;
+  /** The browser's own DevTools endpoint (its sandbox's loopback or a pod IP): ws://host:port/devtools/browser/GUID. */
+  devtoolsUrl: string;
+  /** The Unix socket a local browser's DevTools is reached through (its sandbox has no port on this host). */
+  devtoolsSocket?: string;
+  /** The URL callers were given; `/json/version` answers with it. */
+  publicUrl: string;
+}
+
+export interface CdpEndpoint {
+  /** CDP bytes from callers to the browser (WebSocket frames after the handshake). */
+  readonly bytesIn: number;
+  /** CDP bytes from the browser to callers. */
+  readonly bytesOut: number;
+  /** Connections open right now. */
+  readonly clients: number;
+}
+
+/** The CDP proxy, the only way in to a browser. */
+export interface CdpEndpoints {
+  register(spec: CdpEndpointSpec): CdpEndpoint;
+  /** Closes every open client of the browser at once and refuses new ones from now on. */
+  unregister(browserId: string): void;
+}
+
+/** How much of a browser has been reported to billing (cumulative). */
+export interface UsageMarks {
+  browserMs: number;
+  proxyBytes: number;
+}
+
+/** One UsageRecorded fact for billing, on the usage subject of its kind. */
+export interface UsageReport {
+  id: string;
+  kind: "browser" | "proxy";
+  /** The `bas.v1.UsageRecorded` message as JSON. */
+  payload: unknown;
+}
+
+/** Marks and an outbox: a report is written with its new mark in one transaction and published afterwards. */
+export interface UsageStore {
+  marks(browserId: string): Promise<UsageMarks>;
+  record(browserId: string, marks: UsageMarks, reports: readonly UsageReport[]): Promise<void>;
+  pending(limit: number): Promise<UsageReport[]>;
+  done(ids: readonly string[]): Promise<void>;
+}
+
+/** Publishes a report (its id is the message id, so a retry is stored once). */
+export type PublishUsage = (report: UsageReport) => Promise<void>;
+
+/** A browser's egress proxy: every byte it lets out is counted. */
+export interface EgressProxy {
+  readonly address: EgressAddress;
+  /** Bytes between the browser and the proxy, both directions, since the proxy started. */
+  bytes(): number;
+  close(): Promise<void>;
+}
+
+/** A browser with its egress proxy: what the pool hands out and tears down as one. */
+export interface Launched {
+  id: string;
+  running: RunningBrowser;
+  networkProxy: EgressProxy;
+  /** Whether the proxy's bytes are billed: only a browser with a proxy country uses the (paid) network proxy. */
+  metered: boolean;
+  /** Ends the browser and closes its proxy. Safe to call twice. */
+  dispose(): Promise<void>;
+}
+
+/** Starts browsers (with their egress proxies) on this node's driver, or takes over those a previous run left. */
+export interface Launcher {
+  launch(id: string, settings: BrowserSettings): Promise<Launched>;
+  /** Undefined when the browser is gone, or its proxy cannot be opened where the browser expects it. */
+  adopt(id: string, handle: BrowserHandle, settings: BrowserSettings): Promise<Launched | undefined>;
+}
