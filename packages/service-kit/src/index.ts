@@ -19,5 +19,4 @@ export {
   isUnavailable,
   type RetryOptions,
   retry,
-  retryUnavailable,
 } from "./retry";

@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import { ClientError } from "./grpc-client";
-import { isUnavailable, retryUnavailable } from "./retry";
+import { isUnavailable, retry } from "./retry";
 
 const failure = (code: status) => new ClientError(code, "nope", undefined, undefined);
 const fast = { initialDelayMs: 1, maxDelayMs: 5 };
@@ -8,7 +8,7 @@ const fast = { initialDelayMs: 1, maxDelayMs: 5 };
 test("an unreachable service is tried again until it answers", async () => {
   const answers = [failure(status.UNAVAILABLE), failure(status.DEADLINE_EXCEEDED), "budget ok"];
   let calls = 0;
-  const result = await retryUnavailable(async () => {
+  const result = await retry(async () => {
     const next = answers[calls++];
     if (next instanceof Error) throw next;
     return next;
@@ -20,7 +20,7 @@ test("an unreachable service is tried again until it answers", async () => {
 test("a refusal is not retried, and an outage longer than the grace is passed on after trying until its end", async () => {
   let calls = 0;
   await expect(
-    retryUnavailable(async () => {
+    retry(async () => {
       calls++;
       throw failure(status.INVALID_ARGUMENT);
     }, fast),
@@ -30,7 +30,7 @@ test("a refusal is not retried, and an outage longer than the grace is passed on
   calls = 0;
   const waits: number[] = [];
   await expect(
-    retryUnavailable(
+    retry(
       async () => {
         calls++;
         throw failure(status.UNAVAILABLE);
@@ -46,7 +46,7 @@ test("a refusal is not retried, and an outage longer than the grace is passed on
 
 test("aborting ends the wait with the last error", async () => {
   const controller = new AbortController();
-  const waiting = retryUnavailable(
+  const waiting = retry(
     async () => {
       throw failure(status.UNAVAILABLE);
     },

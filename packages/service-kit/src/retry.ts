@@ -108,6 +108,3 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
-
-/** @deprecated transitional name of {@link retry} */
-export const retryUnavailable = retry;

@@ -73,6 +73,9 @@ const browserPoolEnv = {
 
   // Local driver
   CHROMIUM_PATH: z.string().default("/usr/bin/chromium"),
+  /** The locale and time zone every browser runs in (pages see them: `navigator.language`, `Date`). */
+  LANG: z.string().default("C.UTF-8"),
+  TZ: z.string().optional(),
   /** Chromium's own sandbox inside the browser's bubblewrap sandbox; false only where the kernel refuses it. */
   CHROMIUM_SANDBOX: flag(true),
   /** When browser-pool runs as root, each browser runs as its own user from this range (no passwd entry needed). */

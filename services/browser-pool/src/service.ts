@@ -75,6 +75,7 @@ async function createDriver(config: BrowserPoolConfig, log: Logger): Promise<Bro
         : undefined,
       noSandbox: !config.CHROMIUM_SANDBOX,
       extraArgs: config.CHROMIUM_EXTRA_ARGS,
+      locale: { LANG: config.LANG, ...(config.TZ ? { TZ: config.TZ } : {}) },
     });
   }
   return createKubernetesDriver({

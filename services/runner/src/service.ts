@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import { type BlobStore, createNatsBlobStore } from "@bas/blobs";
 import { createDb, ensureStreams, migrate, streamNames } from "@bas/event-store";
 import { loadModelCatalog } from "@bas/models";
 import { runner } from "@bas/proto";
-import { connectNats, createGrpcServer, createLogger, type Logger } from "@bas/service-kit";
+import { checkSandboxTools } from "@bas/embedded-infra";
+import { connectNats, createGrpcServer, createLogger, type Logger, startWithCleanup } from "@bas/service-kit";
 import { CdpBrowserDriver } from "./adapters/cdp/cdp-browser-driver";
 import { createKeyCipher } from "./adapters/crypto/key-cipher";
 import { connectBilling } from "./adapters/grpc/billing-budget";
@@ -41,168 +41,176 @@ export interface RunnerService {
 
 /** Code-mode scripts run only sandboxed (bubblewrap, with socat bridging them to the task's browser). */
 function canSandboxScripts(): boolean {
-  const path = (process.env.PATH ?? "").split(":");
-  return ["bwrap", "socat"].every((tool) => path.some((dir) => existsSync(`${dir}/${tool}`)));
+  try {
+    checkSandboxTools();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The runner wired together: the work-queue consumer running the agent, and the operator gRPC API. */
-export async function startRunnerService(config: RunnerConfig, deps: RunnerServiceDeps = {}): Promise<RunnerService> {
-  const log = deps.logger ?? createLogger("runner", config.LOG_LEVEL);
-  const now = deps.now ?? (() => new Date());
-  const runnerId = deps.runnerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const streams = streamNames(config.NAMESPACE);
+export function startRunnerService(config: RunnerConfig, deps: RunnerServiceDeps = {}): Promise<RunnerService> {
+  return startWithCleanup(async (cleanup) => {
+    const log = deps.logger ?? createLogger("runner", config.LOG_LEVEL);
+    const now = deps.now ?? (() => new Date());
+    const runnerId = deps.runnerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+    const streams = streamNames(config.NAMESPACE);
 
-  const nats = await connectNats(config.NATS_URL, `runner-${runnerId}`);
-  await ensureStreams(nats.jsm, streams);
-  const db = createDb<RunnerDb>(config.DATABASE_URL, { max: 4 });
-  await migrate(db, "runner", providerKeyMigrations);
-  const keys = createProviderKeys(
-    db,
-    config.PROVIDER_KEY_SECRET ? createKeyCipher(config.PROVIDER_KEY_SECRET) : undefined,
-    now,
-  );
-  const catalog = loadModelCatalog(config.MODEL_CATALOG);
-  const routes = createRouteTable({
-    ...(config.LLM_BASE_URL ? { baseUrl: config.LLM_BASE_URL } : {}),
-    ...(config.LLM_API_KEY ? { apiKey: config.LLM_API_KEY } : {}),
-    ...(config.LLM_MODEL ? { defaultModel: config.LLM_MODEL } : {}),
-    overrides: config.MODEL_ROUTES,
-    canonical: (m) => catalog.canonical(m),
-  });
-  const outage: OutagePolicy = {
-    graceMs: config.OUTAGE_GRACE_SECONDS * 1_000,
-    onWait: (dependency, err, waitedMs) =>
-      log.warn({ dependency, waitedMs, why: (err as Error)?.message }, `waiting for ${dependency} to answer`),
-  };
-  const reports = connectSessionReports(config.SESSIONS_ADDR, outage);
-  const browsers = connectBrowserPool(config.BROWSER_POOL_ADDR);
-  const billing = config.BILLING_ADDR ? connectBilling(config.BILLING_ADDR, outage) : undefined;
-  const leases = await createTaskLeases(nats.js, config.NAMESPACE);
-  const usage = createUsagePublisher(nats.js, streams, outage, now);
-  const blobs: BlobStore | undefined = config.STEP_SCREENSHOTS
-    ? await createNatsBlobStore({ js: nats.js, namespace: config.NAMESPACE })
-    : undefined;
-  const chat = new OpenAiChat({ timeoutMs: config.LLM_TIMEOUT_MS, maxRetries: config.LLM_MAX_RETRIES });
-  if (!canSandboxScripts()) {
-    log.warn(
-      {},
-      "bwrap or socat not found (apt-get install bubblewrap socat): code-mode scripts are returned without being run",
+    const nats = await connectNats(config.NATS_URL, `runner-${runnerId}`);
+    cleanup.defer(() => nats.nc.drain().catch(() => undefined));
+    await ensureStreams(nats.jsm, streams);
+    const db = createDb<RunnerDb>(config.DATABASE_URL, { max: 4 });
+    cleanup.defer(() => db.destroy());
+    await migrate(db, "runner", providerKeyMigrations);
+    const keys = createProviderKeys(
+      db,
+      config.PROVIDER_KEY_SECRET ? createKeyCipher(config.PROVIDER_KEY_SECRET) : undefined,
+      now,
     );
-  }
-  if (!billing) log.warn({}, "BILLING_ADDR is not set: model calls are made without budget checks");
+    const catalog = loadModelCatalog(config.MODEL_CATALOG);
+    const routes = createRouteTable({
+      ...(config.LLM_BASE_URL ? { baseUrl: config.LLM_BASE_URL } : {}),
+      ...(config.LLM_API_KEY ? { apiKey: config.LLM_API_KEY } : {}),
+      ...(config.LLM_MODEL ? { defaultModel: config.LLM_MODEL } : {}),
+      overrides: config.MODEL_ROUTES,
+      canonical: (m) => catalog.canonical(m),
+    });
+    const outage: OutagePolicy = {
+      graceMs: config.OUTAGE_GRACE_SECONDS * 1_000,
+      onWait: (dependency, err, waitedMs) =>
+        log.warn({ dependency, waitedMs, why: (err as Error)?.message }, `waiting for ${dependency} to answer`),
+    };
+    const reports = connectSessionReports(config.SESSIONS_ADDR, outage);
+    const browsers = connectBrowserPool(config.BROWSER_POOL_ADDR);
+    const billing = config.BILLING_ADDR ? connectBilling(config.BILLING_ADDR, outage) : undefined;
+    cleanup.defer(() => {
+      reports.close();
+      browsers.close();
+      billing?.close();
+    });
+    const leases = await createTaskLeases(nats.js, config.NAMESPACE);
+    const usage = createUsagePublisher(nats.js, streams, outage, now);
+    const blobs: BlobStore | undefined = config.STEP_SCREENSHOTS
+      ? await createNatsBlobStore({ js: nats.js, namespace: config.NAMESPACE })
+      : undefined;
+    cleanup.defer(() => blobs?.close());
+    const chat = new OpenAiChat({ timeoutMs: config.LLM_TIMEOUT_MS, maxRetries: config.LLM_MAX_RETRIES });
+    if (!canSandboxScripts()) {
+      log.warn(
+        {},
+        "bwrap or socat not found (apt-get install bubblewrap socat): code-mode scripts are returned without being run",
+      );
+    }
+    if (!billing) log.warn({}, "BILLING_ADDR is not set: model calls are made without budget checks");
 
-  const running = new Map<string, RunningTask>();
-  const workerDeps: TaskWorkerDeps = {
-    runnerId,
-    reports,
-    acquireBrowser: (a) => browsers.acquire(a.projectId, a.sessionId, a.browser),
-    connectBrowser: (cdpUrl) => CdpBrowserDriver.connect(cdpUrl),
-    claimLease: (taskId, attempt) => leases.claim(taskId, { runnerId, attempt }),
-    watchSession: (sessionId, taskId, onStop) => {
-      const watch = watchSession(nats.nc, streams, sessionId, taskId, onStop);
-      return () => watch.close();
-    },
-    resolveRoute: (model) => routes.resolve(model),
-    ownKey: (projectId, provider) => keys.get(projectId, provider),
-    complete: (target, request) => chat.complete(target, request),
-    ...(billing
-      ? {
-          checkBudget: (a, estimate) =>
-            billing.check({
-              projectId: a.projectId,
-              sessionId: a.sessionId,
-              taskId: a.taskId,
-              ...(a.maxCostUsd ? { maxCostUsd: a.maxCostUsd } : {}),
-              model: a.model,
-              ownKey: a.useOwnKey,
-              estimatedInputTokens: estimate.inputTokens,
-              estimatedOutputTokens: estimate.outputTokens,
-            }),
-        }
-      : {}),
-    publishUsage: (a, u) =>
-      usage.publishLlm({
-        id: u.id,
-        ...(u.occurredAt ? { occurredAt: u.occurredAt } : {}),
-        projectId: a.projectId,
-        sessionId: a.sessionId,
-        model: a.model,
-        inputTokens: u.inputTokens,
-        outputTokens: u.outputTokens,
-        ownKey: a.useOwnKey,
-      }),
-    ...(blobs ? { storeScreenshot: (ref, jpeg) => blobs.put(jpeg, { contentType: "image/jpeg", ref }) } : {}),
-    ...(canSandboxScripts()
-      ? {
-          runScript: (code, env, browserWsEndpoint) =>
-            runScript(code, env, {
-              browserWsEndpoint,
-              timeoutMs: config.CODE_MODE_TIMEOUT_MS,
-              uid: process.getuid?.() === 0 ? config.CODE_MODE_UID : undefined,
-            }),
-        }
-      : {}),
-    log,
-    now,
-    maxSteps: config.MAX_STEPS,
-    maxAttempts: config.MAX_ATTEMPTS,
-    outage,
-    agent: {
-      maxObserveChars: config.OBSERVE_MAX_CHARS,
-      extractMaxChars: config.OBSERVE_MAX_CHARS * 3,
-      schemaRetries: config.SCHEMA_RETRIES,
-      screenshots: !!blobs,
-    },
-  };
-  const status = () => ({
-    activeTasks: running.size,
-    sessionIds: [...new Set([...running.values()].map((t) => t.assignment.sessionId))],
-  });
-
-  const grpc = createGrpcServer();
-  grpc.add(runner.RunnerService, runnerServer({ status, keys, routes, log }));
-  const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
-
-  const consumer = await startWorkConsumer(
-    {
-      js: nats.js,
-      jsm: nats.jsm,
-      streams,
-      concurrency: config.RUNNER_CONCURRENCY,
-      ackWaitMs: config.TASK_ACK_WAIT_MS,
-      maxDeliver: config.MAX_ATTEMPTS + 1,
+    const running = new Map<string, RunningTask>();
+    const workerDeps: TaskWorkerDeps = {
+      runnerId,
+      reports,
+      acquireBrowser: (a) => browsers.acquire(a.projectId, a.sessionId, a.browser),
+      connectBrowser: (cdpUrl) => CdpBrowserDriver.connect(cdpUrl),
+      claimLease: (taskId, attempt) => leases.claim(taskId, { runnerId, attempt }),
+      watchSession: (sessionId, taskId, onStop) => {
+        const watch = watchSession(nats.nc, streams, sessionId, taskId, onStop);
+        return () => watch.close();
+      },
+      resolveRoute: (model) => routes.resolve(model),
+      ownKey: (projectId, provider) => keys.get(projectId, provider),
+      complete: (target, request) => chat.complete(target, request),
+      ...(billing
+        ? {
+            checkBudget: (a, estimate) =>
+              billing.check({
+                projectId: a.projectId,
+                sessionId: a.sessionId,
+                taskId: a.taskId,
+                ...(a.maxCostUsd ? { maxCostUsd: a.maxCostUsd } : {}),
+                model: a.model,
+                ownKey: a.useOwnKey,
+                estimatedInputTokens: estimate.inputTokens,
+                estimatedOutputTokens: estimate.outputTokens,
+              }),
+          }
+        : {}),
+      publishUsage: (a, u) =>
+        usage.publishLlm({
+          id: u.id,
+          ...(u.occurredAt ? { occurredAt: u.occurredAt } : {}),
+          projectId: a.projectId,
+          sessionId: a.sessionId,
+          model: a.model,
+          inputTokens: u.inputTokens,
+          outputTokens: u.outputTokens,
+          ownKey: a.useOwnKey,
+        }),
+      ...(blobs ? { storeScreenshot: (ref, jpeg) => blobs.put(jpeg, { contentType: "image/jpeg", ref }) } : {}),
+      ...(canSandboxScripts()
+        ? {
+            runScript: (code, env, browserWsEndpoint) =>
+              runScript(code, env, {
+                browserWsEndpoint,
+                timeoutMs: config.CODE_MODE_TIMEOUT_MS,
+                uid: process.getuid?.() === 0 ? config.CODE_MODE_UID : undefined,
+              }),
+          }
+        : {}),
       log,
-    },
-    (item) =>
-      workTask(item.assignment, item.attempt, workerDeps, (task) => {
-        running.set(task.assignment.taskId, task);
-        return () => running.delete(task.assignment.taskId);
-      }),
-  );
-  grpc.setHealth("SERVING");
-  log.info({ grpcPort, runnerId, concurrency: config.RUNNER_CONCURRENCY }, "runner started");
+      now,
+      maxSteps: config.MAX_STEPS,
+      maxAttempts: config.MAX_ATTEMPTS,
+      outage,
+      agent: {
+        maxObserveChars: config.OBSERVE_MAX_CHARS,
+        extractMaxChars: config.OBSERVE_MAX_CHARS * 3,
+        schemaRetries: config.SCHEMA_RETRIES,
+        screenshots: !!blobs,
+      },
+    };
+    const status = () => ({
+      activeTasks: running.size,
+      sessionIds: [...new Set([...running.values()].map((t) => t.assignment.sessionId))],
+    });
 
-  let closing: Promise<void> | undefined;
-  return {
-    grpcPort,
-    status,
-    close() {
-      closing ??= (async () => {
-        grpc.setHealth("NOT_SERVING");
-        const stopped = consumer.stop();
-        for (const task of running.values()) task.interrupt("handback");
-        // A task stuck in a browser call must not hold the shutdown: unacknowledged, it is redelivered anyway.
-        await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
-        await grpc.close();
-        reports.close();
-        browsers.close();
-        billing?.close();
-        await blobs?.close();
-        await nats.nc.drain().catch(() => undefined);
-        await db.destroy();
+    const grpc = createGrpcServer();
+    grpc.add(runner.RunnerService, runnerServer({ status, keys, routes, log }));
+    const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
+    cleanup.defer(() => grpc.close());
+
+    const consumer = await startWorkConsumer(
+      {
+        js: nats.js,
+        jsm: nats.jsm,
+        streams,
+        concurrency: config.RUNNER_CONCURRENCY,
+        ackWaitMs: config.TASK_ACK_WAIT_MS,
+        maxDeliver: config.MAX_ATTEMPTS + 1,
+        log,
+      },
+      (item) =>
+        workTask(item.assignment, item.attempt, workerDeps, (task) => {
+          running.set(task.assignment.taskId, task);
+          return () => running.delete(task.assignment.taskId);
+        }),
+    );
+    // First undone: stop taking tasks and hand the ones in flight back to the queue (another runner continues them).
+    cleanup.defer(async () => {
+      grpc.setHealth("NOT_SERVING");
+      const stopped = consumer.stop();
+      for (const task of running.values()) task.interrupt("handback");
+      // A task stuck in a browser call must not hold the shutdown: unacknowledged, it is redelivered anyway.
+      await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
+    });
+    grpc.setHealth("SERVING");
+    log.info({ grpcPort, runnerId, concurrency: config.RUNNER_CONCURRENCY }, "runner started");
+
+    return {
+      grpcPort,
+      status,
+      async close() {
+        await cleanup.close();
         log.info({ runnerId }, "runner stopped");
-      })();
-      return closing;
-    },
-  };
+      },
+    };
+  });
 }

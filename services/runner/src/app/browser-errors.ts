@@ -11,6 +11,6 @@ export function isModelFacing(err: unknown): err is Error {
 /** The session's browser could not be reached over CDP (browser-pool restarting, the browser being replaced). */
 export class BrowserConnectError extends Error {
   override name = "BrowserConnectError";
-  /** Worth waiting out: `retryUnavailable` tries again. */
+  /** Worth waiting out: `retry` tries again. */
   readonly retryable = true;
 }

@@ -208,8 +208,3 @@ function normalize(name: keyof typeof actionSchemas, a: Record<string, any>): Ac
       return { name, ...a } as Action;
   }
 }
-
-/** Actions that always leave the model looking at another page: later actions of the same step are not run blind. */
-export function navigates(action: Action): boolean {
-  return ["go_to_url", "go_back", "open_tab", "switch_tab", "close_tab"].includes(action.name);
-}

@@ -30,6 +30,8 @@ export interface LocalDriverOptions {
   /** How often an adopted browser (not our child, so no exit event) is checked for life. */
   pollMs?: number;
   extraArgs?: readonly string[];
+  /** LANG and TZ for Chromium (default C.UTF-8, the system's zone). */
+  locale?: { LANG: string; TZ?: string };
 }
 
 type LocalHandle = Extract<BrowserHandle, { driver: "local" }>;
@@ -106,7 +108,7 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
     const child = spawn(command, args, {
       detached: true,
       stdio: ["ignore", "ignore", "pipe"],
-      env: browserEnv(userDataDir),
+      env: browserEnv(userDataDir, options.locale ?? { LANG: "C.UTF-8" }),
     });
     try {
       const devtoolsUrl = await waitForDevtools(child, launchTimeoutMs);
@@ -289,15 +291,14 @@ function devtoolsAddress(devtoolsUrl: string, socketPath: string) {
 }
 
 /** What Chromium gets for an environment: a home in its profile and nothing of this service's own. */
-function browserEnv(userDataDir: string): NodeJS.ProcessEnv {
+function browserEnv(userDataDir: string, locale: { LANG: string; TZ?: string }): NodeJS.ProcessEnv {
   return {
     PATH: "/usr/local/bin:/usr/bin:/bin",
     HOME: userDataDir,
     XDG_CONFIG_HOME: join(userDataDir, ".config"),
     XDG_CACHE_HOME: join(userDataDir, ".cache"),
     TMPDIR: "/tmp",
-    LANG: process.env.LANG ?? "C.UTF-8",
-    ...(process.env.TZ ? { TZ: process.env.TZ } : {}),
+    ...locale,
   };
 }
 

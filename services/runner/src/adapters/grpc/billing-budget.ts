@@ -1,5 +1,5 @@
 import { billing } from "@bas/proto";
-import { connectClient, retryUnavailable } from "@bas/service-kit";
+import { connectClient, retry } from "@bas/service-kit";
 import type { BudgetVerdict } from "../../app/model-caller";
 import type { OutagePolicy } from "../../app/ports";
 
@@ -25,7 +25,7 @@ export function connectBilling(address: string, outage: OutagePolicy): BillingBu
     async check(r) {
       // Never skipped: while billing cannot answer, the step waits (up to the outage grace; past it the attempt
       // fails and the task is tried again later), so a cap is never passed because billing was down.
-      const answer = await retryUnavailable(
+      const answer = await retry(
         () =>
           client.checkBudget({
             projectId: r.projectId,

@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import { sessions } from "@bas/proto";
-import { ClientError, connectClient, type PromiseClient, retryUnavailable } from "@bas/service-kit";
+import { ClientError, connectClient, type PromiseClient, retry } from "@bas/service-kit";
 import type { TaskReports } from "../../app/attempt-reports";
 import { type OutagePolicy, StaleAttemptError, SupersededAttemptError } from "../../app/ports";
 
@@ -22,7 +22,7 @@ export function connectSessionReports(address: string, outage: OutagePolicy): Se
 
   async function call<T>(fn: () => Promise<T>): Promise<T> {
     try {
-      return await retryUnavailable(fn, {
+      return await retry(fn, {
         graceMs: outage.graceMs,
         onRetry: (err, { waitedMs }) => outage.onWait?.("sessions", err, waitedMs),
       });

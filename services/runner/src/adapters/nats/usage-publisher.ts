@@ -1,7 +1,7 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
 import type { StreamNames } from "@bas/event-store";
 import { billing } from "@bas/proto";
-import { retryUnavailable } from "@bas/service-kit";
+import { retry } from "@bas/service-kit";
 import type { OutagePolicy } from "../../app/ports";
 
 export interface LlmUsageFact {
@@ -45,7 +45,7 @@ export function createUsagePublisher(
       };
       const data = JSON.stringify(billing.UsageRecorded.toJSON(message));
       // Any failure to publish is NATS not answering: the same id makes a retry harmless.
-      await retryUnavailable(() => js.publish(subject, data, { msgID: usage.id }), {
+      await retry(() => js.publish(subject, data, { msgID: usage.id }), {
         graceMs: outage.graceMs,
         retryable: () => true,
         onRetry: (err, { waitedMs }) => outage.onWait?.("NATS", err, waitedMs),
