@@ -16,6 +16,13 @@ export interface Held {
   browser?: OpenBrowser;
 }
 
+/** Lets go of what the attempt held once it ended with `disposition` (none when it threw). */
+export async function letGo(held: Held, disposition: TaskDisposition | undefined): Promise<void> {
+  await held.browser?.browser.disconnect().catch(() => undefined);
+  // The lease outlives an attempt that hands the task on: it says what that attempt was doing.
+  if (disposition?.kind === "ack") await held.lease?.release().catch(() => undefined);
+}
+
 /** The session's browser, connected; waits while browser-pool (or the browser's CDP endpoint) is away. */
 export function openBrowser(t: Attempt): Promise<OpenBrowser> {
   return t.waitOut("browser-pool", async () => {

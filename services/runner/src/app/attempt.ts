@@ -1,4 +1,5 @@
 import type { runner } from "@bas/proto";
+import { retry } from "@bas/service-kit";
 import type { TaskWorkerDeps } from "./task-worker";
 
 /** Why a running task is interrupted from outside. */
@@ -19,6 +20,38 @@ export interface Attempt {
   interrupted(): InterruptReason | undefined;
   /** Runs `fn` again while `dependency` is away, up to the outage grace (or until the attempt is interrupted). */
   waitOut<T>(dependency: string, fn: () => Promise<T>, retryable?: (err: unknown) => boolean): Promise<T>;
+}
+
+/** A fresh attempt, and the way to interrupt it from outside: the first reason given is the one it keeps. */
+export function newAttempt(
+  assignment: runner.TaskAssignment,
+  attempt: number,
+  deps: TaskWorkerDeps,
+): { attempt: Attempt; interrupt(reason: InterruptReason): void } {
+  const controller = new AbortController();
+  let reason: InterruptReason | undefined;
+  const interrupt = (why: InterruptReason) => {
+    reason ??= why;
+    controller.abort(why);
+  };
+  return {
+    interrupt,
+    attempt: {
+      assignment,
+      attempt,
+      ids: { sessionId: assignment.sessionId, taskId: assignment.taskId, attempt },
+      deps,
+      signal: controller.signal,
+      interrupted: () => reason,
+      waitOut: (dependency, fn, retryable) =>
+        retry(fn, {
+          graceMs: deps.outage.graceMs,
+          signal: controller.signal,
+          ...(retryable ? { retryable } : {}),
+          onRetry: (err, { waitedMs }) => deps.outage.onWait?.(dependency, err, waitedMs),
+        }),
+    },
+  };
 }
 
 export function dispositionFor(reason: InterruptReason): TaskDisposition {

@@ -1,13 +1,19 @@
 import type { runner } from "@bas/proto";
-import { retry } from "@bas/service-kit";
 import type { ModelRoute } from "../domain/model-routes";
 import type { PendingStep } from "../domain/step-memory";
 import type { AgentOptions } from "./agent-loop";
-import { type Attempt, dispositionFor, type InterruptReason, isDisposition, type TaskDisposition } from "./attempt";
+import {
+  type Attempt,
+  dispositionFor,
+  type InterruptReason,
+  isDisposition,
+  newAttempt,
+  type TaskDisposition,
+} from "./attempt";
 import { dispositionOfFailure } from "./attempt-failure";
 import { resolveModel } from "./attempt-model";
 import { ignoreStale, settleLastUsage, type TaskReports, type UsageFact } from "./attempt-reports";
-import { acquireSandbox, type Held } from "./attempt-sandbox";
+import { acquireSandbox, type Held, letGo } from "./attempt-sandbox";
 import type { BrowserDriver } from "./browser-driver";
 import type { ScriptRun } from "./finish-task";
 import type { BudgetVerdict } from "./model-caller";
@@ -77,29 +83,9 @@ export async function workTask(
 ): Promise<TaskDisposition> {
   if (attempt > deps.maxAttempts) return failOutOfAttempts(assignment, attempt, deps);
 
-  const controller = new AbortController();
-  let reason: InterruptReason | undefined;
-  const interrupt = (why: InterruptReason) => {
-    reason ??= why;
-    controller.abort(why);
-  };
+  const { attempt: t, interrupt } = newAttempt(assignment, attempt, deps);
   const unregister = onStart({ assignment, interrupt });
   const unwatch = deps.watchSession(assignment.sessionId, assignment.taskId, interrupt);
-  const t: Attempt = {
-    assignment,
-    attempt,
-    ids: { sessionId: assignment.sessionId, taskId: assignment.taskId, attempt },
-    deps,
-    signal: controller.signal,
-    interrupted: () => reason,
-    waitOut: (dependency, fn, retryable) =>
-      retry(fn, {
-        graceMs: deps.outage.graceMs,
-        signal: controller.signal,
-        ...(retryable ? { retryable } : {}),
-        onRetry: (err, { waitedMs }) => deps.outage.onWait?.(dependency, err, waitedMs),
-      }),
-  };
   const held: Held = {};
   let disposition: TaskDisposition | undefined;
   try {
@@ -108,9 +94,7 @@ export async function workTask(
   } finally {
     unwatch();
     unregister();
-    await held.browser?.browser.disconnect().catch(() => undefined);
-    // The lease outlives an attempt that hands the task on: it says what that attempt was doing.
-    if (disposition?.kind === "ack") await held.lease?.release().catch(() => undefined);
+    await letGo(held, disposition);
   }
 }
 
