@@ -1,2 +1,3 @@
 export { createTestDatabase, createTestInfra, natsUrl, testNamespace, type TestInfra } from "./isolation";
 export { eventually } from "./eventually";
+export { runEnv } from "./run-env";

@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runEnv } from "@bas/testing";
 import { promisify } from "node:util";
 import { findChromium } from "@bas/embedded-infra";
 import { LOGIN_ACCOUNT, LOGIN_TEXTS } from "../../../test/fixtures/sites";
@@ -86,7 +87,7 @@ test("codeMode: the output holds a standalone script that repeats the task, and 
     symlinkSync(join(__dirname, "../../../node_modules"), join(dir, "node_modules"));
     const { stdout } = await promisify(execFile)(process.execPath, [join(dir, "replay.js")], {
       cwd: dir,
-      env: { PATH: process.env.PATH, HOME: dir, CHROMIUM_PATH: findChromium() },
+      env: { ...runEnv(), HOME: dir, CHROMIUM_PATH: findChromium() },
       timeout: 60_000,
     });
     expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toMatchObject({

@@ -15,6 +15,7 @@ import {
 } from "@bas/embedded-infra";
 import { billing as billingProto, sessions } from "@bas/proto";
 import { streamNames } from "@bas/event-store";
+import { runEnv } from "@bas/testing";
 import { checkGrpcHealth, connectClient, connectNats, type PromiseClient } from "@bas/service-kit";
 import pino from "pino";
 import { startFixtureSites, type FixtureSites } from "../../../../test/fixtures/sites";
@@ -88,11 +89,7 @@ export async function startOutageStack(): Promise<OutageStack> {
   };
   const poolEnv = {
     ...common,
-    PATH: process.env.PATH ?? "",
-    HOME: process.env.HOME ?? "",
-    // The run's own temp folder and marker: what the service leaves (tsx's cache) goes with the run.
-    TMPDIR: process.env.TMPDIR ?? "",
-    BAS_TEST_ROOT: process.env.BAS_TEST_ROOT ?? "",
+    ...runEnv(),
     LOG_LEVEL: "warn",
     OTEL_SDK_DISABLED: "true",
     GRPC_PORT: String(bpGrpcPort),

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import { runEnv } from "@bas/testing";
 
 const ROOT = join(__dirname, "../../../..");
 
@@ -15,7 +16,7 @@ export async function spawnRunner(env: Record<string, string>): Promise<RunnerPr
   // `node --import tsx` keeps it one process: the tsx CLI would run the service in a child it cannot SIGKILL for us.
   const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "services/runner/src/main.ts")], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, LOG_LEVEL: "info", OTEL_SDK_DISABLED: "true" },
+    env: { ...runEnv(), ...env, LOG_LEVEL: "info", OTEL_SDK_DISABLED: "true" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
