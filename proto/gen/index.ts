@@ -3,4 +3,5 @@ export * as billing from "./bas/v1/billing";
 export * as browserPool from "./bas/v1/browser_pool";
 export * as gateway from "./bas/v1/gateway";
 export * as runner from "./bas/v1/runner";
+export * as runs from "./bas/v1/runs";
 export * as sessions from "./bas/v1/sessions";

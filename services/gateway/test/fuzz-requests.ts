@@ -289,7 +289,16 @@ export function fuzzRequest(
     path: fc.oneof(
       fc.uuid().map((id) => `/live/${id}`),
       fc.uuid().map((id) => `/api/v3/sessions/${id}/messages/${id}`),
-      fc.constantFrom("/", "/api", "/api/v2/sessions", "/api/v4/runs", "/api/v3/profiles", "/nope", "/.env", "/admin"),
+      fc.constantFrom(
+        "/",
+        "/api",
+        "/api/v2/sessions",
+        "/api/v4/workspaces",
+        "/api/v3/profiles",
+        "/nope",
+        "/.env",
+        "/admin",
+      ),
       weirdText.map((s) => `/x/${encodeURIComponent(s)}`),
     ),
     query: queryString([]),

@@ -8,7 +8,7 @@ import {
   type EventConsumer,
   streamNames,
 } from "@bas/event-store";
-import { sessions } from "@bas/proto";
+import { runs, sessions } from "@bas/proto";
 import { connectNats, createGrpcServer, createLogger, type Logger, startWithCleanup } from "@bas/service-kit";
 import { sql } from "kysely";
 import { messagesProjection, createMessageQueries } from "./adapters/pg/messages-projection";
@@ -18,6 +18,10 @@ import { createSecretsVault, secretsMigrations } from "./adapters/pg/secrets-vau
 import { sessionBrowsersProjection } from "./adapters/pg/session-browsers-projection";
 import { sessionCostsProjection } from "./adapters/pg/session-costs-projection";
 import { createSessionQueries, sessionsProjection } from "./adapters/pg/sessions-projection";
+import { runsProjection } from "./adapters/pg/runs-projection";
+import { runCostsProjection } from "./adapters/pg/run-costs-projection";
+import { createRunQueries } from "./adapters/pg/run-queries";
+import { runsServer } from "./adapters/grpc/runs-server";
 import { runnerReportsServer } from "./adapters/grpc/runner-reports-server";
 import { sessionsServer } from "./adapters/grpc/sessions-server";
 import { createWorkQueue } from "./adapters/nats/work-queue";
@@ -27,6 +31,7 @@ import { dispatchReactor } from "./app/dispatch-reactor";
 import { startInactivityReactor } from "./app/inactivity-reactor";
 import type { ReadYourWrites } from "./app/ports";
 import { createRunnerReports } from "./app/runner-reports";
+import { createRuns } from "./app/runs";
 import { createSessionCommands } from "./app/session-commands";
 import { createSessionLifecycle } from "./app/session-lifecycle";
 import { createSessionReads } from "./app/session-reads";
@@ -97,12 +102,14 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     const messages = runnerFor(messagesProjection());
     const costs = runnerFor(sessionCostsProjection(), announceChanges);
     const browsers = runnerFor(sessionBrowsersProjection());
-    const readModelRunners = [views, messages, costs, browsers];
+    const runViews = runnerFor(runsProjection());
+    const runCosts = runnerFor(runCostsProjection());
+    const readModelRunners = [views, messages, costs, browsers, runViews, runCosts];
     const readYourWrites: ReadYourWrites = {
       async waitFor(sequence, timeoutMs) {
         try {
           const timeout = timeoutMs ?? deps.readYourWritesTimeoutMs ?? 5_000;
-          await Promise.all([views.waitFor(sequence, timeout), messages.waitFor(sequence, timeout)]);
+          await Promise.all([views, messages, runViews].map((runner) => runner.waitFor(sequence, timeout)));
           return true;
         } catch (err) {
           log.warn({ err, sequence }, "read models lag behind; answering from the aggregate");
@@ -135,24 +142,27 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
 
     // Last set up, first closed: no new calls while the rest stops.
     const grpc = createGrpcServer();
+    const create = createSessionHandler({
+      commands,
+      queries,
+      vault,
+      projectLock: createProjectLock({ db: lockDb, maxConnections: LOCK_CONNECTIONS, scope: "sessions-create" }),
+      newId,
+      publicUrl: config.PUBLIC_URL,
+      maxActiveSessionsPerProject: config.MAX_ACTIVE_SESSIONS_PER_PROJECT,
+    });
     grpc.add(
       sessions.SessionsService,
       sessionsServer({
-        create: createSessionHandler({
-          commands,
-          queries,
-          vault,
-          projectLock: createProjectLock({ db: lockDb, maxConnections: LOCK_CONNECTIONS, scope: "sessions-create" }),
-          newId,
-          publicUrl: config.PUBLIC_URL,
-          maxActiveSessionsPerProject: config.MAX_ACTIVE_SESSIONS_PER_PROJECT,
-        }),
+        create,
         lifecycle: createSessionLifecycle(commands, queries),
         reads: createSessionReads(queries, createMessageQueries(db)),
         log,
       }),
     );
     grpc.add(sessions.RunnerReportsService, runnerReportsServer(createRunnerReports(commands, vault), log));
+    const runQueries = createRunQueries(db, { now, finalCostsWaitMs: config.FINAL_COSTS_WAIT_MS });
+    grpc.add(runs.RunsService, runsServer(createRuns({ create, commands, queries: runQueries }), log));
     const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
     cleanup.defer(() => grpc.close());
     const health = startHealthMonitor({

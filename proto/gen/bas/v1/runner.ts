@@ -50,6 +50,20 @@ export interface TaskAssignment {
     | undefined;
   /** Keys only: the values stay in the sessions service and are fetched by the runner when typing. */
   sensitiveDataKeys: string[];
+  /** A v4 run (its id is the task's): the model's usage and the cost cap are counted on the run's ledger. */
+  runId?:
+    | string
+    | undefined;
+  /**
+   * The session's earlier tasks and how each ended, oldest first (the last few, shortened): a follow-up task is a
+   * turn of a conversation.
+   */
+  earlierTurns: EarlierTurn[];
+}
+
+export interface EarlierTurn {
+  task: string;
+  outcome: string;
 }
 
 export interface SetProviderKeyRequest {
@@ -212,6 +226,8 @@ function createBaseTaskAssignment(): TaskAssignment {
     browser: undefined,
     maxCostUsd: undefined,
     sensitiveDataKeys: [],
+    runId: undefined,
+    earlierTurns: [],
   };
 }
 
@@ -255,6 +271,12 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
     }
     for (const v of message.sensitiveDataKeys) {
       writer.uint32(106).string(v!);
+    }
+    if (message.runId !== undefined) {
+      writer.uint32(114).string(message.runId);
+    }
+    for (const v of message.earlierTurns) {
+      EarlierTurn.encode(v!, writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -376,6 +398,22 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
             message.sensitiveDataKeys.push(reader.string());
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.earlierTurns.push(EarlierTurn.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -443,6 +481,16 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
         : globalThis.Array.isArray(object?.sensitive_data_keys)
         ? object.sensitive_data_keys.map((e: any) => globalThis.String(e))
         : [],
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : undefined,
+      earlierTurns: globalThis.Array.isArray(object?.earlierTurns)
+        ? object.earlierTurns.map((e: any) => EarlierTurn.fromJSON(e))
+        : globalThis.Array.isArray(object?.earlier_turns)
+        ? object.earlier_turns.map((e: any) => EarlierTurn.fromJSON(e))
+        : [],
     };
   },
 
@@ -487,6 +535,12 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
     if (message.sensitiveDataKeys?.length) {
       obj.sensitiveDataKeys = message.sensitiveDataKeys;
     }
+    if (message.runId !== undefined) {
+      obj.runId = message.runId;
+    }
+    if (message.earlierTurns?.length) {
+      obj.earlierTurns = message.earlierTurns.map((e) => EarlierTurn.toJSON(e));
+    }
     return obj;
   },
 
@@ -510,6 +564,93 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
       : undefined;
     message.maxCostUsd = object.maxCostUsd ?? undefined;
     message.sensitiveDataKeys = object.sensitiveDataKeys?.map((e) => e) || [];
+    message.runId = object.runId ?? undefined;
+    message.earlierTurns = object.earlierTurns?.map((e) => EarlierTurn.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseEarlierTurn(): EarlierTurn {
+  return { task: "", outcome: "" };
+}
+
+export const EarlierTurn: MessageFns<EarlierTurn> = {
+  encode(message: EarlierTurn, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.task !== "") {
+      writer.uint32(10).string(message.task);
+    }
+    if (message.outcome !== "") {
+      writer.uint32(18).string(message.outcome);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EarlierTurn {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEarlierTurn();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.task = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EarlierTurn {
+    return {
+      task: isSet(object.task) ? globalThis.String(object.task) : "",
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+    };
+  },
+
+  toJSON(message: EarlierTurn): unknown {
+    const obj: any = {};
+    if (message.task !== "") {
+      obj.task = message.task;
+    }
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EarlierTurn>, I>>(base?: I): EarlierTurn {
+    return EarlierTurn.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EarlierTurn>, I>>(object: I): EarlierTurn {
+    const message = createBaseEarlierTurn();
+    message.task = object.task ?? "";
+    message.outcome = object.outcome ?? "";
     return message;
   },
 };

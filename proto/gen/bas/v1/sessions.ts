@@ -327,7 +327,11 @@ export interface SessionCreated {
     | string
     | undefined;
   /** Set when the session was created without a task: the assignment that only prepares a sandbox. */
-  preparationId?: string | undefined;
+  preparationId?:
+    | string
+    | undefined;
+  /** The API the session was made through: "v3", or "v4" (a conversation of runs). Absent = "v3". */
+  api?: string | undefined;
 }
 
 /** A task was given to the session (its first, or a follow-up). */
@@ -343,6 +347,8 @@ export interface TaskDispatched {
   sensitiveDataKeys: string[];
   /** The task as the conversation's first human message. */
   messageId: string;
+  /** The task's own cost cap (a v4 run's), a decimal string; absent = the session's. */
+  maxCostUsd?: string | undefined;
 }
 
 export interface SandboxReady {
@@ -4818,6 +4824,7 @@ function createBaseSessionCreated(): SessionCreated {
     outputSchema: undefined,
     idempotencyKey: undefined,
     preparationId: undefined,
+    api: undefined,
   };
 }
 
@@ -4876,6 +4883,9 @@ export const SessionCreated: MessageFns<SessionCreated> = {
     }
     if (message.preparationId !== undefined) {
       writer.uint32(146).string(message.preparationId);
+    }
+    if (message.api !== undefined) {
+      writer.uint32(154).string(message.api);
     }
     return writer;
   },
@@ -5037,6 +5047,14 @@ export const SessionCreated: MessageFns<SessionCreated> = {
             message.preparationId = reader.string();
             continue;
           }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.api = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5129,6 +5147,7 @@ export const SessionCreated: MessageFns<SessionCreated> = {
         : isSet(object.preparation_id)
         ? globalThis.String(object.preparation_id)
         : undefined,
+      api: isSet(object.api) ? globalThis.String(object.api) : undefined,
     };
   },
 
@@ -5188,6 +5207,9 @@ export const SessionCreated: MessageFns<SessionCreated> = {
     if (message.preparationId !== undefined) {
       obj.preparationId = message.preparationId;
     }
+    if (message.api !== undefined) {
+      obj.api = message.api;
+    }
     return obj;
   },
 
@@ -5214,6 +5236,7 @@ export const SessionCreated: MessageFns<SessionCreated> = {
     message.outputSchema = object.outputSchema === undefined ? undefined : object.outputSchema;
     message.idempotencyKey = object.idempotencyKey ?? undefined;
     message.preparationId = object.preparationId ?? undefined;
+    message.api = object.api ?? undefined;
     return message;
   },
 };
@@ -5227,6 +5250,7 @@ function createBaseTaskDispatched(): TaskDispatched {
     outputSchema: undefined,
     sensitiveDataKeys: [],
     messageId: "",
+    maxCostUsd: undefined,
   };
 }
 
@@ -5252,6 +5276,9 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
     }
     if (message.messageId !== "") {
       writer.uint32(58).string(message.messageId);
+    }
+    if (message.maxCostUsd !== undefined) {
+      writer.uint32(66).string(message.maxCostUsd);
     }
     return writer;
   },
@@ -5325,6 +5352,14 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
             message.messageId = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.maxCostUsd = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5370,6 +5405,11 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
         : isSet(object.message_id)
         ? globalThis.String(object.message_id)
         : "",
+      maxCostUsd: isSet(object.maxCostUsd)
+        ? globalThis.String(object.maxCostUsd)
+        : isSet(object.max_cost_usd)
+        ? globalThis.String(object.max_cost_usd)
+        : undefined,
     };
   },
 
@@ -5396,6 +5436,9 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
     if (message.messageId !== "") {
       obj.messageId = message.messageId;
     }
+    if (message.maxCostUsd !== undefined) {
+      obj.maxCostUsd = message.maxCostUsd;
+    }
     return obj;
   },
 
@@ -5411,6 +5454,7 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
     message.outputSchema = object.outputSchema === undefined ? undefined : object.outputSchema;
     message.sensitiveDataKeys = object.sensitiveDataKeys?.map((e) => e) || [];
     message.messageId = object.messageId ?? "";
+    message.maxCostUsd = object.maxCostUsd ?? undefined;
     return message;
   },
 };

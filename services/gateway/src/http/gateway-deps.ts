@@ -1,6 +1,6 @@
 import type { BlobStore, BlobUrlSigner } from "@bas/blobs";
 import type { ModelCatalog } from "@bas/models";
-import type { billing, browserPool, sessions } from "@bas/proto";
+import type { billing, browserPool, runs, sessions } from "@bas/proto";
 import type { Logger, PromiseClient } from "@bas/service-kit";
 import type { BrowserCapacityCheck } from "../app/browser-capacity-check";
 import type { CreditCheck } from "../app/credit-check";
@@ -15,6 +15,7 @@ import type { SessionCache } from "../app/session-cache";
  */
 export interface GatewayDeps {
   sessions: PromiseClient<InstanceType<typeof sessions.SessionsClient>>;
+  runs: PromiseClient<InstanceType<typeof runs.RunsClient>>;
   browserPool: PromiseClient<InstanceType<typeof browserPool.BrowserPoolClient>>;
   billing: PromiseClient<InstanceType<typeof billing.BillingClient>>;
   /** Throws `insufficient_credit` (402) when the project may not start more work. */

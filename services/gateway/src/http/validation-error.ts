@@ -109,8 +109,16 @@ function describe(issue: Issue, part: RequestPart, atRoot: boolean): { type: str
 
 /** Zod issues of one request part as `HTTPValidationError` items. */
 export function toValidationItems(part: RequestPart, issues: readonly z.core.$ZodIssue[]): ValidationErrorItem[] {
-  return issues.map((issue) => {
+  return issues.flatMap((issue) => {
     const path = issue.path.map((p) => (typeof p === "number" ? p : String(p)));
-    return { loc: [part, ...path], ...describe(issue as Issue, part, path.length === 0) };
+    // A strict object names each key it does not take, as an item of its own.
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({
+        loc: [part, ...path, key],
+        type: "extra_forbidden",
+        msg: "Extra inputs are not permitted",
+      }));
+    }
+    return [{ loc: [part, ...path], ...describe(issue as Issue, part, path.length === 0) }];
   });
 }

@@ -16,6 +16,15 @@ export { route as v3StopSession } from "./v3/sessions/stop.post";
 export { route as v3DeleteSession } from "./v3/sessions/delete.delete";
 export { route as v3ListSessionMessages } from "./v3/sessions/messages.get";
 
+export { route as v4CreateRun } from "./v4/runs/create.post";
+export { route as v4ListRuns } from "./v4/runs/list.get";
+export { route as v4GetRun } from "./v4/runs/get.get";
+export { route as v4GetRunStatus } from "./v4/runs/status.get";
+export { route as v4GetRunEvents } from "./v4/runs/events.get";
+export { route as v4CancelRun } from "./v4/runs/cancel.post";
+export { route as v4ListSessions } from "./v4/sessions/list.get";
+export { route as v4GetSession } from "./v4/sessions/get.get";
+
 export { route as v4CreateBrowser } from "./v4/browsers/create.post";
 export { route as v4ListBrowsers } from "./v4/browsers/list.get";
 export { route as v4GetBrowser } from "./v4/browsers/get.get";

@@ -86,6 +86,7 @@ export async function runAgent(
         model.call({
           messages: stepMessages({
             task: task.task,
+            earlierTurns: task.earlierTurns,
             mode: task.mode,
             secretKeys: task.secretKeys,
             step,

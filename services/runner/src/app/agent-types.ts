@@ -1,4 +1,5 @@
 import type { OutputMode } from "../domain/actions";
+import type { EarlierTurn } from "../domain/prompt";
 import type { Redactor } from "../domain/secrets";
 import type { PendingStep, StepMemory, StepMessage } from "../domain/step-memory";
 import type { BrowserDriver } from "./browser-driver";
@@ -7,6 +8,8 @@ import type { ModelCaller } from "./ports";
 
 export interface AgentTask {
   task: string;
+  /** The session's earlier tasks and how they ended (a follow-up continues a conversation). */
+  earlierTurns: readonly EarlierTurn[];
   mode: OutputMode;
   secretKeys: readonly string[];
   maxSteps: number;

@@ -63,6 +63,7 @@ export async function runAttempt(
   const outcome = await runAgent(
     {
       task: a.task,
+      earlierTurns: a.earlierTurns,
       mode: { ...(isSchema(a.outputSchema) ? { outputSchema: a.outputSchema } : {}), codeMode: a.codeMode },
       secretKeys: a.sensitiveDataKeys,
       maxSteps: deps.maxSteps,

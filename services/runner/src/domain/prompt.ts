@@ -8,8 +8,16 @@ export type ChatMessage =
 
 export type ChatContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
 
+/** An earlier task of the same session and how it ended: the conversation a follow-up task continues. */
+export interface EarlierTurn {
+  task: string;
+  outcome: string;
+}
+
 export interface StepPromptInput {
   task: string;
+  /** Oldest first; empty for a session's first task. */
+  earlierTurns: readonly EarlierTurn[];
   mode: OutputMode;
   /** Keys of `sensitiveData`; the values are never in a prompt. */
   secretKeys: readonly string[];
@@ -56,7 +64,14 @@ export function systemPrompt(mode: OutputMode): string {
 
 /** The user message of one step: everything the model needs, rebuilt each step so history stays compact. */
 export function stepMessages(input: StepPromptInput): ChatMessage[] {
-  const sections = [`<task>\n${input.task}\n</task>`];
+  const sections: string[] = [];
+  if (input.earlierTurns.length) {
+    const turns = input.earlierTurns.map((t, i) => `${i + 1}. Task: ${t.task}\n   Result: ${t.outcome}`);
+    sections.push(
+      `<earlier_turns>\nThis task follows earlier ones in the same browser; they are done, do not repeat them:\n${turns.join("\n")}\n</earlier_turns>`,
+    );
+  }
+  sections.push(`<task>\n${input.task}\n</task>`);
   if (input.mode.outputSchema) {
     sections.push(`<output_schema>\n${JSON.stringify(input.mode.outputSchema)}\n</output_schema>`);
   }

@@ -29,6 +29,8 @@ export interface RunOptions {
   maxSteps?: number;
   /** The model takes images: a screenshot goes with each step. */
   vision?: boolean;
+  /** The session's earlier tasks (a follow-up). */
+  earlierTurns?: AgentTask["earlierTurns"];
   signal?: AbortSignal;
   onStep?: (step: RecordedStep) => void;
 }
@@ -70,6 +72,7 @@ export async function startAgentHarness(): Promise<AgentHarness> {
       const browser = await CdpBrowserDriver.connect(chrome.wsEndpoint);
       const agentTask: AgentTask = {
         task,
+        earlierTurns: options.earlierTurns ?? [],
         mode: options.mode ?? {},
         secretKeys: Object.keys(options.secrets ?? {}),
         maxSteps: options.maxSteps ?? 20,

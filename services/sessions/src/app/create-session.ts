@@ -1,6 +1,6 @@
 import { InvalidArgumentError, LimitExceededError } from "@bas/errors";
 import type { NewTask } from "../domain/commands";
-import type { JsonValue, SessionSettings } from "../domain/events";
+import type { JsonValue, SessionApi, SessionSettings } from "../domain/events";
 import type { SessionState } from "../domain/state";
 import { type CallDeadline, defaultDeadline } from "./call-deadline";
 import { derivedId } from "./derived-id";
@@ -20,6 +20,14 @@ export interface CreateSessionInput {
   outputSchema: JsonValue | null;
   sensitiveData: Record<string, string>;
   idempotencyKey: string | null;
+  /** v4: a conversation whose tasks are runs, each with its own cost cap (`settings.maxCostUsd`). */
+  api: SessionApi;
+}
+
+/** The session as read after the create, and the id of the task it dispatched (none for a task-less create). */
+export interface CreatedSession {
+  record: SessionRecord;
+  taskId: string | null;
 }
 
 export interface CreateSessionDeps {
@@ -52,6 +60,7 @@ export function createSessionHandler(deps: CreateSessionDeps) {
       keepAlive: input.keepAlive,
       codeMode: input.codeMode,
       outputSchema: input.outputSchema,
+      maxCostUsd: input.api === "v4" ? input.settings.maxCostUsd : null,
     };
   }
 
@@ -77,20 +86,20 @@ export function createSessionHandler(deps: CreateSessionDeps) {
     sessionId: string,
     task: string,
     deadline: CallDeadline,
-  ): Promise<SessionRecord> {
+  ): Promise<CreatedSession> {
     const newOne = newTask(input, sessionId, task);
     const handled = await withSecrets(input, sessionId, newOne, () => {
       deadline.checkBeforeCommit("dispatching the task");
       return commands.execute(
         sessionId,
-        { type: "DispatchTask", projectId: input.settings.projectId, task: newOne },
+        { type: "DispatchTask", projectId: input.settings.projectId, task: newOne, api: input.api },
         { readModelsWaitMs: answerWithin(deadline) },
       );
     });
-    return read(input.settings.projectId, sessionId, handled.state);
+    return { record: await read(input.settings.projectId, sessionId, handled.state), taskId: newOne.taskId };
   }
 
-  async function create(input: CreateSessionInput, deadline: CallDeadline): Promise<SessionRecord> {
+  async function create(input: CreateSessionInput, deadline: CallDeadline): Promise<CreatedSession> {
     const projectId = input.settings.projectId;
     const key = input.idempotencyKey;
     const sessionId = key ? derivedId("session", projectId, key) : deps.newId();
@@ -116,6 +125,7 @@ export function createSessionHandler(deps: CreateSessionDeps) {
             idempotencyKey: key,
             task,
             preparationId: deps.newId(),
+            api: input.api,
           },
           { readModelsWaitMs: 0 },
         );
@@ -125,7 +135,7 @@ export function createSessionHandler(deps: CreateSessionDeps) {
     });
     // Committed: from here on the caller gets the session, from the read model if it catches up in time.
     await commands.readModelsReach(handled.version, answerWithin(deadline));
-    return read(projectId, sessionId, handled.state);
+    return { record: await read(projectId, sessionId, handled.state), taskId: task?.taskId ?? null };
   }
 
   async function checkLimit(locked: LockedProject) {
@@ -142,7 +152,7 @@ export function createSessionHandler(deps: CreateSessionDeps) {
     return (await deps.queries.get(projectId, sessionId)) ?? recordOf(state);
   }
 
-  return (input: CreateSessionInput, deadline: CallDeadline = defaultDeadline()): Promise<SessionRecord> => {
+  return (input: CreateSessionInput, deadline: CallDeadline = defaultDeadline()): Promise<CreatedSession> => {
     if (input.sessionId === null) return create(input, deadline);
     if (input.task === null) {
       throw new InvalidArgumentError("a task is required to dispatch to an existing session", {

@@ -28,8 +28,11 @@ function assignment(session: Session, taskId: string, task: Session["task"]): ru
       screenHeight: s.screenHeight ?? undefined,
       record: s.record,
     },
-    maxCostUsd: s.maxCostUsd ?? undefined,
+    maxCostUsd: task?.maxCostUsd ?? s.maxCostUsd ?? undefined,
     sensitiveDataKeys: task?.sensitiveDataKeys ?? [],
+    earlierTurns: task ? (session.turns ?? []) : [],
+    // A v4 run counts its usage and its cap on a ledger of its own.
+    ...(session.api === "v4" && task ? { runId: taskId } : {}),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { RunStatus } from "../domain/run-view";
 import type { Session, SessionStatus } from "../domain/state";
 import type { CallDeadline } from "./call-deadline";
 
@@ -105,4 +106,75 @@ export interface ProjectLock {
    * `UnavailableError`, and `fn` has not run.
    */
   run<T>(projectId: string, deadline: CallDeadline, fn: (locked: LockedProject) => Promise<T>): Promise<T>;
+}
+
+/** A v4 run as read: its task's progress, its tokens and its cost from billing's ledger of the run. */
+export interface RunRecord {
+  id: string;
+  sessionId: string;
+  workspaceId: string | null;
+  task: string;
+  title: string | null;
+  model: string;
+  /** Shown status: a run that ended shows "running" until its cost is final (see `RunQueries`). */
+  status: RunStatus;
+  result: string | null;
+  error: string | null;
+  inputTokens: number;
+  outputTokens: number;
+  totalCostUsd: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface RunEventRecord {
+  id: number;
+  runId: string;
+  ts: Date;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** A v4 session, shown through its latest run. */
+export interface ConversationRecord {
+  sessionId: string;
+  workspaceId: string | null;
+  latestRunId: string;
+  task: string;
+  title: string | null;
+  status: RunStatus;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A page of a keyset-paged list, newest first; `nextCursor` is opaque to callers. */
+export interface KeysetPage<T> {
+  items: T[];
+  nextCursor: string | null;
+  hasMore: boolean;
+}
+
+/**
+ * Queries of the v4 read model; another project's runs and sessions are never returned. A run that ended shows the
+ * status it had before until billing has charged every token it reported (or `finalCostsWaitMs` passed), so a
+ * caller that polls until a terminal status reads final costs.
+ */
+export interface RunQueries {
+  status(projectId: string, runId: string): Promise<RunStatus | undefined>;
+  get(projectId: string, runId: string): Promise<RunRecord | undefined>;
+  list(
+    projectId: string,
+    page: { cursor: string | null; limit: number; sessionId: string | null },
+  ): Promise<KeysetPage<RunRecord>>;
+  /** The run's events with ids above `after`, in order; `complete` once the run has ended (no more will come). */
+  events(
+    runId: string,
+    after: number,
+    limit: number,
+  ): Promise<{ events: RunEventRecord[]; hasMore: boolean; complete: boolean }>;
+  conversation(projectId: string, sessionId: string): Promise<ConversationRecord | undefined>;
+  conversations(
+    projectId: string,
+    page: { cursor: string | null; limit: number },
+  ): Promise<KeysetPage<ConversationRecord>>;
 }

@@ -1,10 +1,12 @@
-import type { JsonValue, SessionSettings, TaskOptions } from "./events";
+import type { JsonValue, SessionApi, SessionSettings, TaskOptions } from "./events";
 
 /** A task as the caller gave it; the id is chosen before deciding, because its secrets are stored under it. */
 export interface NewTask extends TaskOptions {
   taskId: string;
   task: string;
   sensitiveDataKeys: string[];
+  /** The task's own cost cap (a v4 run's); null = the session's. */
+  maxCostUsd: string | null;
 }
 
 /** A message of a step, as the runner reports it. */
@@ -35,9 +37,12 @@ export type SessionCommand =
       /** null = an idle keep-alive session: only a sandbox is prepared. */
       task: NewTask | null;
       preparationId: string;
+      api: SessionApi;
     }
-  | { type: "DispatchTask"; projectId: string; task: NewTask }
+  | { type: "DispatchTask"; projectId: string; task: NewTask; api: SessionApi }
   | { type: "StopSession"; projectId: string; strategy: StopStrategy }
+  /** Stops this task if it is still the session's current one (a v4 run's cancel). */
+  | { type: "CancelTask"; projectId: string; taskId: string }
   | { type: "DeleteSession"; projectId: string }
   | { type: "ReportSandboxReady"; browserId: string }
   | { type: "ReportSandboxFailed"; error: string }

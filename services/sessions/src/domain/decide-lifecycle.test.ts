@@ -23,11 +23,13 @@ const create = (task: ReturnType<typeof newTask> | null, idempotencyKey: string 
   idempotencyKey,
   task,
   preparationId: "prep-1",
+  api: "v3",
 });
 const dispatch = (taskId: string, projectId = PROJECT): SessionCommand => ({
   type: "DispatchTask",
   projectId,
   task: newTask(taskId, { keepAlive: true }),
+  api: "v3",
 });
 
 describe("creating", () => {
@@ -135,6 +137,7 @@ describe("idle → running → idle", () => {
       type: "DispatchTask",
       projectId: PROJECT,
       task: newTask("t9", { keepAlive }),
+      api: "v3",
     });
     expect(spec(idleKeepAlive()).after(followUp(false))).toMatchObject({ keepAlive: true });
     const stoppedTask = [

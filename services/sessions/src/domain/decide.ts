@@ -1,15 +1,17 @@
 import type { CommandContext } from "@bas/event-store";
 import { IllegalStateError, InvalidArgumentError, NotFoundError, SupersededError } from "@bas/errors";
 import type { SessionCommand } from "./commands";
-import type { SessionEvent, TaskStopReason } from "./events";
+import type { SessionApi, SessionEvent, TaskStopReason } from "./events";
 import { outputShapeProblem } from "./output";
 import { type ActiveSession, type CurrentTask, isTerminal, type Session, type SessionState } from "./state";
 
 const notFound = () => new NotFoundError("Session not found");
 
-/** The caller's view: a session of another project, or a deleted one, does not exist. */
-function ownedSession(state: SessionState, projectId: string): Session {
-  if (state.status === "none" || state.deleted || state.settings.projectId !== projectId) throw notFound();
+/** The caller's view: a session of another project or API, or a deleted one, does not exist. */
+function ownedSession(state: SessionState, projectId: string, api: SessionApi): Session {
+  if (state.status === "none" || state.deleted || state.settings.projectId !== projectId || state.api !== api) {
+    throw notFound();
+  }
   return state;
 }
 
@@ -77,13 +79,14 @@ export function decide(command: SessionCommand, state: SessionState, context: Co
           ...command.options,
           idempotencyKey: command.idempotencyKey,
           preparationId: command.task ? null : command.preparationId,
+          api: command.api,
         },
       };
       if (!command.task) return [created];
       return [created, { type: "TaskDispatched", data: { ...command.task, messageId: context.newId() } }];
     }
     case "DispatchTask": {
-      const session = ownedSession(state, command.projectId);
+      const session = ownedSession(state, command.projectId, command.api);
       if (session.taskIds.includes(command.task.taskId)) return [];
       if (session.status !== "idle") {
         throw new IllegalStateError(`Session is ${session.status}; a task can only be dispatched to an idle session`);
@@ -93,13 +96,18 @@ export function decide(command: SessionCommand, state: SessionState, context: Co
       return [{ type: "TaskDispatched", data: { ...command.task, keepAlive, messageId: context.newId() } }];
     }
     case "StopSession": {
-      const session = ownedSession(state, command.projectId);
+      const session = ownedSession(state, command.projectId, "v3");
       if (isTerminal(session)) return [];
       if (command.strategy === "task") return stopTask(session, "user", "Task stopped by the user");
       return stopActive(session, "user");
     }
+    case "CancelTask": {
+      const session = ownedSession(state, command.projectId, "v4");
+      if (session.task?.id !== command.taskId) return [];
+      return stopTask(session, "user", "Task cancelled by the user");
+    }
     case "DeleteSession": {
-      const session = ownedSession(state, command.projectId);
+      const session = ownedSession(state, command.projectId, "v3");
       const deleted: SessionEvent = { type: "SessionDeleted", data: {} };
       return isTerminal(session) ? [deleted] : [...stopActive(session, "deleted"), deleted];
     }

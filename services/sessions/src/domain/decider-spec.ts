@@ -63,6 +63,7 @@ export function newTask(taskId: string, overrides: Partial<NewTask> = {}): NewTa
     keepAlive: false,
     codeMode: false,
     outputSchema: null,
+    maxCostUsd: null,
     ...overrides,
   };
 }

@@ -21,6 +21,9 @@ export interface SessionSettings {
   liveUrl: string;
 }
 
+/** The API a session was made through: v3 sessions, or v4 conversations whose tasks are runs. */
+export type SessionApi = "v3" | "v4";
+
 /** How the agent must shape the output of one task. */
 export interface TaskOptions {
   keepAlive: boolean;
@@ -45,6 +48,8 @@ export type SessionCreated = DomainEvent<
       idempotencyKey: string | null;
       /** Set when the session was created without a task: the id of the assignment that only prepares a sandbox. */
       preparationId: string | null;
+      /** Absent in events written before v4: "v3". */
+      api?: SessionApi;
     }
 >;
 export type TaskDispatched = DomainEvent<
@@ -56,6 +61,8 @@ export type TaskDispatched = DomainEvent<
     sensitiveDataKeys: string[];
     /** The task as the conversation's first human message. */
     messageId: string;
+    /** The task's own cost cap (a v4 run's); absent or null = the session's. */
+    maxCostUsd?: string | null;
   }
 >;
 export type SandboxReady = DomainEvent<"SandboxReady", { browserId: string }>;

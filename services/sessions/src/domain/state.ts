@@ -1,5 +1,5 @@
 import type { EventEnvelope } from "@bas/event-store";
-import type { JsonValue, SessionEvent, SessionSettings, TaskOptions } from "./events";
+import type { JsonValue, SessionApi, SessionEvent, SessionSettings, TaskOptions } from "./events";
 
 export type SessionStatus = "created" | "idle" | "running" | "stopped" | "timed_out" | "error";
 export type TerminalStatus = "stopped" | "timed_out" | "error";
@@ -9,6 +9,8 @@ export interface CurrentTask {
   id: string;
   task: string;
   sensitiveDataKeys: string[];
+  /** The task's own cost cap; null = the session's. */
+  maxCostUsd: string | null;
   /** The runner reported TaskStarted (for this attempt). */
   started: boolean;
   attempt: number;
@@ -26,6 +28,25 @@ export interface TaskTokens {
   calls?: Record<string, number>;
 }
 
+/** An ended task of the session, as a follow-up task sees it: what was asked and how it ended (both shortened). */
+export interface EarlierTurn {
+  task: string;
+  outcome: string;
+}
+
+/** A follow-up sees this many earlier turns at most, each part cut to this many characters. */
+export const EARLIER_TURNS = { max: 10, chars: 2_000 };
+
+const cut = (text: string) =>
+  text.length > EARLIER_TURNS.chars ? `${text.slice(0, EARLIER_TURNS.chars - 3)}...` : text;
+
+/** The session's turns after its current task ended with `outcome`. */
+function withTurn(s: Session, outcome: string): EarlierTurn[] {
+  const turns = s.turns ?? [];
+  if (!s.task) return turns;
+  return [...turns, { task: cut(s.task.task), outcome: cut(outcome) }].slice(-EARLIER_TURNS.max);
+}
+
 /** How the last task ended; lets a retried final report be answered as done instead of refused. */
 export interface FinishedTask {
   id: string;
@@ -34,6 +55,7 @@ export interface FinishedTask {
 
 interface SessionData extends TaskOptions {
   id: string;
+  api: SessionApi;
   settings: SessionSettings;
   idempotencyKey: string | null;
   preparationId: string | null;
@@ -55,6 +77,8 @@ interface SessionData extends TaskOptions {
   totalInputTokens: number;
   totalOutputTokens: number;
   finishedTask: FinishedTask | null;
+  /** The session's ended tasks, the last few (absent in read-model rows folded before turns were kept). */
+  turns?: EarlierTurn[];
   deleted: boolean;
 }
 
@@ -91,10 +115,11 @@ function onSession(state: SessionState, event: EventEnvelope<SessionEvent>): Ses
 /** Folds one event into the session. Pure; also the read model's fold, so the two can never disagree. */
 export function evolve(state: SessionState, event: EventEnvelope<SessionEvent>): SessionState {
   if (event.type === "SessionCreated") {
-    const { idempotencyKey, preparationId, keepAlive, codeMode, outputSchema, ...settings } = event.data;
+    const { idempotencyKey, preparationId, keepAlive, codeMode, outputSchema, api, ...settings } = event.data;
     return {
       status: "created",
       id: event.aggregateId,
+      api: api ?? "v3",
       settings,
       keepAlive,
       codeMode,
@@ -117,14 +142,23 @@ export function evolve(state: SessionState, event: EventEnvelope<SessionEvent>):
       totalInputTokens: 0,
       totalOutputTokens: 0,
       finishedTask: null,
+      turns: [],
       deleted: false,
     };
   }
   const s = onSession(state, event);
   switch (event.type) {
     case "TaskDispatched": {
-      const { taskId, task, sensitiveDataKeys, keepAlive, codeMode, outputSchema } = event.data;
-      const current: CurrentTask = { id: taskId, task, sensitiveDataKeys, started: false, attempt: 0, lastStep: -1 };
+      const { taskId, task, sensitiveDataKeys, keepAlive, codeMode, outputSchema, maxCostUsd } = event.data;
+      const current: CurrentTask = {
+        id: taskId,
+        task,
+        sensitiveDataKeys,
+        maxCostUsd: maxCostUsd ?? null,
+        started: false,
+        attempt: 0,
+        lastStep: -1,
+      };
       const next = {
         ...s,
         keepAlive,
@@ -190,13 +224,23 @@ export function evolve(state: SessionState, event: EventEnvelope<SessionEvent>):
     }
     case "TaskCompleted": {
       const { output, success, summary } = event.data;
-      const ended = endTask(s, "completed");
+      const said = typeof output === "string" ? output : JSON.stringify(output);
+      const ended = { ...endTask(s, "completed"), turns: withTurn(s, success ? said : `unsuccessful: ${said}`) };
       return { ...ended, output, isTaskSuccessful: success, lastStepSummary: summary ?? s.lastStepSummary };
     }
-    case "TaskFailed":
-      return { ...endTask(s, "failed"), isTaskSuccessful: false, lastStepSummary: `Task failed: ${event.data.error}` };
-    case "TaskStopped":
-      return { ...endTask(s, "stopped"), isTaskSuccessful: false, lastStepSummary: event.data.summary };
+    case "TaskFailed": {
+      const failed = `Task failed: ${event.data.error}`;
+      return { ...endTask(s, "failed"), turns: withTurn(s, failed), isTaskSuccessful: false, lastStepSummary: failed };
+    }
+    case "TaskStopped": {
+      const { summary } = event.data;
+      return {
+        ...endTask(s, "stopped"),
+        turns: withTurn(s, summary),
+        isTaskSuccessful: false,
+        lastStepSummary: summary,
+      };
+    }
     case "SessionStopped":
       return { ...s, status: "stopped", task: null };
     case "SessionTimedOut":

@@ -3,10 +3,12 @@ import {
   type billing,
   type browserPool,
   type runner,
+  type runs,
   type sessions,
   billing as billingProto,
   browserPool as browserPoolProto,
   runner as runnerProto,
+  runs as runsProto,
   sessions as sessionsProto,
 } from "@bas/proto";
 import { ClientError, connectClient, type PromiseClient } from "@bas/service-kit";
@@ -32,6 +34,8 @@ function client<C>(name: string, ctor: Ctor<C>, address: string | undefined, dea
 
 export interface ServiceClients {
   sessions: PromiseClient<InstanceType<typeof sessions.SessionsClient>>;
+  /** The v4 run API, served by the sessions service. */
+  runs: PromiseClient<InstanceType<typeof runs.RunsClient>>;
   browserPool: PromiseClient<InstanceType<typeof browserPool.BrowserPoolClient>>;
   billing: PromiseClient<InstanceType<typeof billing.BillingClient>>;
   runner: PromiseClient<InstanceType<typeof runner.RunnerClient>>;
@@ -44,6 +48,7 @@ export function createServiceClients(
 ): ServiceClients {
   const clients = {
     sessions: client("sessions", sessionsProto.SessionsClient, addresses.sessions, deadlineMs),
+    runs: client("sessions", runsProto.RunsClient, addresses.sessions, deadlineMs),
     browserPool: client("browser-pool", browserPoolProto.BrowserPoolClient, addresses.browserPool, deadlineMs),
     billing: client("billing", billingProto.BillingClient, addresses.billing, deadlineMs),
     runner: client("runner", runnerProto.RunnerClient, addresses.runner, deadlineMs),

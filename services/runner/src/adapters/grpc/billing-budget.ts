@@ -7,6 +7,8 @@ export interface BudgetCheck {
   projectId: string;
   sessionId: string;
   taskId: string;
+  /** A v4 run: its cap is checked against the run's ledger. */
+  runId?: string;
   maxCostUsd?: string;
   model: string;
   ownKey: boolean;
@@ -31,6 +33,7 @@ export function connectBilling(address: string, outage: OutagePolicy): BillingBu
             projectId: r.projectId,
             sessionId: r.sessionId,
             taskId: r.taskId,
+            ...(r.runId ? { runId: r.runId } : {}),
             ...(r.maxCostUsd ? { maxCostUsd: r.maxCostUsd } : {}),
             model: r.model,
             ownKey: r.ownKey,

@@ -11,6 +11,8 @@ export interface LlmUsageFact {
   occurredAt?: Date;
   projectId: string;
   sessionId: string;
+  /** A v4 run's usage is also charged to the run's ledger, and its cap is the run's. */
+  runId?: string;
   model: string;
   inputTokens: number;
   outputTokens: number;
@@ -35,6 +37,7 @@ export function createUsagePublisher(
         id: usage.id,
         projectId: usage.projectId,
         sessionId: usage.sessionId,
+        runId: usage.runId,
         occurredAt: usage.occurredAt ?? now(),
         llm: {
           model: usage.model,

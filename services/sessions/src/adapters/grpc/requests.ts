@@ -1,7 +1,8 @@
-import type { sessions } from "@bas/proto";
+import type { runs, sessions } from "@bas/proto";
 import { InvalidArgumentError, NotFoundError } from "@bas/errors";
 import Decimal from "decimal.js";
 import type { CreateSessionInput } from "../../app/create-session";
+import type { CreateRunInput } from "../../app/runs";
 import type { MessageCursor } from "../../app/ports";
 import type { StopStrategy } from "../../domain/commands";
 import type { JsonValue } from "../../domain/events";
@@ -19,6 +20,12 @@ const invalid = (field: (string | number)[], message: string) => new InvalidArgu
 /** A session id from the caller or the runner; anything that is not a UUID cannot name a session. */
 export function sessionIdOf(value: string): string {
   if (!UUID.test(value)) throw new NotFoundError("Session not found");
+  return value.toLowerCase();
+}
+
+/** A run id from the caller: anything that is not a UUID cannot name a run. */
+export function runIdOf(value: string): string {
+  if (!UUID.test(value)) throw new NotFoundError("Run not found");
   return value.toLowerCase();
 }
 
@@ -102,6 +109,7 @@ export function createSessionInput(req: sessions.CreateSessionRequest): CreateSe
     outputSchema: outputSchema(req.outputSchema),
     sensitiveData: { ...req.sensitiveData },
     idempotencyKey: key ?? null,
+    api: "v3",
   };
 }
 
@@ -127,4 +135,31 @@ export function cursorOf(req: sessions.ListMessagesRequest): MessageCursor {
     if (value !== undefined && !UUID.test(value)) throw invalid(["query", field], `${field} must be a message id`);
   }
   return { after: req.after?.toLowerCase(), before: req.before?.toLowerCase(), limit };
+}
+
+/** A run's create request: the checks of a session's, for the fields a run has. */
+export function createRunInput(req: runs.CreateRunRequest): CreateRunInput {
+  if (!req.task.trim()) throw invalid(["body", "task"], "task must not be empty");
+  const {
+    api: _api,
+    keepAlive: _k,
+    codeMode: _c,
+    outputSchema: _o,
+    ...input
+  } = createSessionInput({
+    ...req,
+    keepAlive: true,
+    codeMode: false,
+    inbox: false,
+    sensitiveData: {},
+    outputSchema: undefined,
+  });
+  return { ...input, task: req.task };
+}
+
+/** A page size from 1 to `max` (0 = not given: `fallback`). */
+export function limitOf(value: number, fallback: number, max: number): number {
+  if (value === 0) return fallback;
+  if (value < 1 || value > max) throw invalid(["query", "limit"], `limit must be from 1 to ${max}`);
+  return value;
 }

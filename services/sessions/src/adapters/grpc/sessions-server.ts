@@ -2,8 +2,7 @@ import type { ServerUnaryCall } from "@grpc/grpc-js";
 import type { sessions } from "@bas/proto";
 import { type HandlerLog, unaryService } from "@bas/service-kit";
 import type { CallDeadline } from "../../app/call-deadline";
-import type { CreateSessionInput } from "../../app/create-session";
-import type { SessionRecord } from "../../app/ports";
+import type { CreatedSession, CreateSessionInput } from "../../app/create-session";
 import type { SessionLifecycle } from "../../app/session-lifecycle";
 import type { SessionReads } from "../../app/session-reads";
 import { deadlineOfCall } from "./deadline-of-call";
@@ -11,7 +10,7 @@ import { createSessionInput, cursorOf, pageOf, projectIdOf, sessionIdOf, strateg
 import { toProtoMessage, toProtoSession } from "./to-proto";
 
 export interface SessionsServerDeps {
-  create(input: CreateSessionInput, deadline: CallDeadline): Promise<SessionRecord>;
+  create(input: CreateSessionInput, deadline: CallDeadline): Promise<CreatedSession>;
   lifecycle: SessionLifecycle;
   reads: SessionReads;
   log?: HandlerLog;
@@ -23,7 +22,7 @@ export function sessionsServer(deps: SessionsServerDeps): sessions.SessionsServe
   return unaryService(
     {
       createSession: async (req: sessions.CreateSessionRequest, call: ServerUnaryCall<unknown, unknown>) =>
-        toProtoSession(await deps.create(createSessionInput(req), deadlineOfCall(call))),
+        toProtoSession((await deps.create(createSessionInput(req), deadlineOfCall(call))).record),
       getSession: async (req: sessions.GetSessionRequest) =>
         toProtoSession(await reads.get(projectIdOf(req.projectId), sessionIdOf(req.sessionId))),
       listSessions: async (req: sessions.ListSessionsRequest): Promise<sessions.ListSessionsResponse> => {

@@ -10,6 +10,8 @@ export interface SessionsDb {
   sessions_view: {
     id: string;
     project_id: string;
+    /** "v3" or "v4"; rows written before v4 have the default "v3". */
+    api: ColumnType<string, string | undefined, string>;
     status: string;
     deleted: boolean;
     created_at: Timestamp;
@@ -56,6 +58,49 @@ export interface SessionsDb {
     project_id: string;
     session_id: string;
     created_at: ColumnType<Date, string | undefined, never>;
+  };
+  /** v4 conversations (sessions made through the run API). */
+  v4_sessions: {
+    session_id: string;
+    project_id: string;
+    workspace_id: string | null;
+    model: string;
+    sandbox_ready: boolean;
+    latest_run_id: string | null;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+  };
+  /** One row per v4 run (a v4 session's task; same id). */
+  v4_runs: {
+    id: string;
+    session_id: string;
+    project_id: string;
+    task: string;
+    title: string | null;
+    model: string;
+    status: string;
+    result: string | null;
+    error: string | null;
+    input_tokens: Int8;
+    output_tokens: Int8;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+  };
+  /** What callers read as a run's events; the id is the session event's stream sequence. */
+  v4_run_events: {
+    id: Int8;
+    run_id: string;
+    ts: Timestamp;
+    type: string;
+    data: ColumnType<Record<string, unknown>, string, string>;
+  };
+  /** Billing's running totals of each run's ledger (the latest `ChargeRecorded`). */
+  v4_run_costs: {
+    run_id: string;
+    sequence: Int8;
+    input_tokens: Int8;
+    output_tokens: Int8;
+    total_cost_usd: string;
   };
   session_secrets: {
     session_id: string;

@@ -40,6 +40,8 @@ export function sessionsProjection(): Projection<SessionsDb, SessionEvent> {
         doc json not null)`.execute(db);
       // The status a session had before it ended, shown while its costs are still being priced (see costsPending).
       await sql`alter table sessions_view add column if not exists last_active_status text`.execute(db);
+      // v3 reads show only v3 sessions; a v4 conversation is read through its runs.
+      await sql`alter table sessions_view add column if not exists api text not null default 'v3'`.execute(db);
       await sql`create index if not exists sessions_view_by_project
         on sessions_view (project_id, created_at desc, id desc) where not deleted`.execute(db);
       await sql`create index if not exists sessions_view_inactive
@@ -66,6 +68,7 @@ export function sessionsProjection(): Projection<SessionsDb, SessionEvent> {
       const values = {
         id: next.id,
         project_id: next.settings.projectId,
+        api: next.api ?? "v3",
         status: next.status,
         ...(lastActive ? { last_active_status: lastActive } : {}),
         deleted: next.deleted,
@@ -151,6 +154,7 @@ export function createSessionQueries(db: Kysely<SessionsDb>, options: SessionQue
     const row = await withCosts()
       .where("s.id", "=", sessionId)
       .where("s.project_id", "=", projectId)
+      .where("s.api", "=", "v3")
       .where("s.deleted", "=", false)
       .executeTakeFirst();
     return row ? { session: row.doc, status: shownStatus(row, options), costs: costsOf(row) } : undefined;
@@ -160,6 +164,7 @@ export function createSessionQueries(db: Kysely<SessionsDb>, options: SessionQue
     const [rows, count] = await Promise.all([
       withCosts()
         .where("s.project_id", "=", projectId)
+        .where("s.api", "=", "v3")
         .where("s.deleted", "=", false)
         .orderBy("s.created_at", "desc")
         .orderBy("s.id", "desc")
@@ -170,6 +175,7 @@ export function createSessionQueries(db: Kysely<SessionsDb>, options: SessionQue
         .selectFrom("sessions_view")
         .select((eb) => eb.fn.countAll<string>().as("total"))
         .where("project_id", "=", projectId)
+        .where("api", "=", "v3")
         .where("deleted", "=", false)
         .executeTakeFirstOrThrow(),
     ]);

@@ -1,0 +1,151 @@
+import type { ModelCatalog } from "@bas/models";
+import { z } from "zod";
+import { DateTime, queryInt, Uuid } from "../../../schemas/common";
+import { DecimalString, positiveDecimalInput } from "../../../schemas/decimal";
+import { ProxyCountryCode, ThinkingLevel } from "../../../schemas/enums";
+import { v3Schemas } from "../../../schemas/v3-schemas";
+
+export const RUN_STATUSES = ["queued", "dispatching", "running", "completed", "failed", "cancelled"] as const;
+export const RunStatusEnum = z.enum(RUN_STATUSES).meta({ id: "RunStatus" });
+
+/** Browser settings of a run; they apply when the run's conversation gets a new browser. */
+const RunBrowserSettings = z
+  .object({
+    profileId: Uuid.nullable().optional(),
+    proxyCountryCode: ProxyCountryCode.nullable().default("us").describe("Proxy country; null for no proxy."),
+    screenWidth: z.int().min(320).max(6144).nullable().optional(),
+    screenHeight: z.int().min(320).max(3456).nullable().optional(),
+    record: z.boolean().nullable().optional().describe("Record the browser (off unless true)."),
+  })
+  .superRefine((b, ctx) => {
+    if ((b.screenWidth == null) !== (b.screenHeight == null))
+      ctx.addIssue({
+        code: "custom",
+        path: [b.screenWidth == null ? "screenWidth" : "screenHeight"],
+        message: "screenWidth and screenHeight must be given together",
+        params: { type: "missing" },
+      });
+  })
+  .meta({ id: "RunBrowserSettings" });
+
+/** What the model of a run accepts besides its name: a key it does not know is refused, never dropped. */
+const ModelParams = z
+  .strictObject({ thinkingLevel: ThinkingLevel.nullable().optional().describe("How hard the model thinks.") })
+  .meta({ id: "ModelParams" });
+
+function build(models: ModelCatalog) {
+  const { model, defaultModel } = v3Schemas(models);
+  const RunCreateRequest = z
+    .object({
+      task: z.string().min(1).max(100_000).describe("What the agent should do."),
+      model: model.default(defaultModel),
+      modelParams: ModelParams.nullable().optional(),
+      sessionId: Uuid.nullable().optional().describe("A follow-up turn of this conversation; absent: a new one."),
+      workspaceId: Uuid.nullable().optional(),
+      browserSettings: RunBrowserSettings.nullable().optional(),
+      maxCostUsd: positiveDecimalInput("The run's cost cap in USD (number or decimal string, > 0).")
+        .nullable()
+        .optional(),
+    })
+    .meta({ id: "RunCreateRequest" });
+  const RunCreateResponse = z
+    .object({
+      id: Uuid,
+      status: RunStatusEnum,
+      model: z.string(),
+      sessionId: Uuid,
+      workspaceId: Uuid,
+      eventsUrl: z.string(),
+    })
+    .meta({ id: "RunCreateResponse" });
+  return { RunCreateRequest, RunCreateResponse };
+}
+
+const cache = new WeakMap<ModelCatalog, ReturnType<typeof build>>();
+
+/** The run schemas that depend on the configured model catalog, built once per catalog. */
+export function runSchemas(models: ModelCatalog): ReturnType<typeof build> {
+  let schemas = cache.get(models);
+  if (!schemas) {
+    schemas = build(models);
+    cache.set(models, schemas);
+  }
+  return schemas;
+}
+
+export const RunSummary = z
+  .object({
+    id: Uuid,
+    task: z.string(),
+    title: z.string().nullable(),
+    model: z.string(),
+    contextLimit: z.int(),
+    status: RunStatusEnum,
+    result: z.string().nullable().describe("The agent's answer, once the run has completed."),
+    error: z.string().nullable().describe("Why the run failed."),
+    sessionId: Uuid,
+    workspaceId: Uuid.nullable(),
+    attachedFileIds: z.array(Uuid).nullable(),
+    judgement: z.record(z.string(), z.unknown()).nullable(),
+    totalInputTokens: z.int(),
+    totalOutputTokens: z.int(),
+    totalCostUsd: DecimalString.describe("The run's model cost; final once the status is terminal."),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .meta({ id: "RunSummary" });
+
+export const RunStatusResponse = z.object({ status: RunStatusEnum }).meta({ id: "RunStatusResponse" });
+
+export const RunListResponse = z
+  .object({ runs: z.array(RunSummary), nextCursor: z.string().nullable(), hasMore: z.boolean() })
+  .meta({ id: "RunListResponse" });
+
+export const RunListQuery = z.object({
+  limit: queryInt({ min: 1, max: 100, default: 50, description: "Runs per page (at most 100)." }),
+  cursor: z.string().max(500).optional().describe("Keyset cursor from a prior response."),
+  sessionId: Uuid.optional().describe("Only this conversation's runs."),
+});
+
+export const RunEvent = z
+  .object({
+    runId: Uuid,
+    id: z.int().describe("Increasing within the run (gaps allowed)."),
+    ts: DateTime,
+    type: z
+      .string()
+      .describe("run.created, run.dispatching, run.started, run.step, run.completed, run.failed, run.cancelled"),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: "RunEvent" });
+
+export const RunEventsResponse = z
+  .object({ events: z.array(RunEvent), nextAfter: z.int().nullable(), hasMore: z.boolean() })
+  .meta({ id: "RunEventsResponse" });
+
+export const RunEventsQuery = z.object({
+  after: queryInt({ min: 0, max: Number.MAX_SAFE_INTEGER, default: 0, description: "Events after this id." }),
+  limit: queryInt({ min: 1, max: 1000, default: 200, description: "Events per page (at most 1000)." }),
+});
+
+export const SessionInfo = z
+  .object({
+    sessionId: Uuid,
+    workspaceId: Uuid.nullable(),
+    latestRunId: Uuid,
+    task: z.string(),
+    title: z.string().nullable(),
+    status: RunStatusEnum,
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  })
+  .meta({ id: "SessionInfo" });
+
+export const SessionInfoList = z
+  .object({ sessions: z.array(SessionInfo), nextCursor: z.string().nullable(), hasMore: z.boolean() })
+  .meta({ id: "V4SessionListResponse" });
+
+export const SessionListQuery = z.object({
+  limit: queryInt({ min: 1, max: 100, default: 20, description: "Sessions per page (at most 100)." }),
+  cursor: z.string().max(500).optional().describe("Keyset cursor from a prior response."),
+});

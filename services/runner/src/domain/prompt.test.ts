@@ -1,0 +1,32 @@
+import { stepMessages } from "./prompt";
+
+const base = {
+  task: "Now add it to the cart",
+  mode: {},
+  secretKeys: [],
+  step: 1,
+  maxSteps: 10,
+  history: "",
+  page: "about:blank",
+  notes: [],
+  today: "2026-11-25",
+};
+const text = (input: Parameters<typeof stepMessages>[0]) => String(stepMessages(input)[1].content);
+
+test("a follow-up task comes with the earlier turns of its session, oldest first, before the task", () => {
+  const prompt = text({
+    ...base,
+    earlierTurns: [
+      { task: "Find the cheapest earbuds", outcome: "Orbit earbuds, $89.50" },
+      { task: "Open their page", outcome: "Task failed: the page did not load" },
+    ],
+  });
+  expect(prompt).toContain(
+    "1. Task: Find the cheapest earbuds\n   Result: Orbit earbuds, $89.50\n2. Task: Open their page\n   Result: Task failed: the page did not load",
+  );
+  expect(prompt.indexOf("<earlier_turns>")).toBeLessThan(prompt.indexOf("<task>"));
+});
+
+test("a session's first task has no earlier turns section", () => {
+  expect(text({ ...base, earlierTurns: [] })).not.toContain("earlier_turns");
+});

@@ -1,0 +1,84 @@
+import type { ServerUnaryCall } from "@grpc/grpc-js";
+import type { runs } from "@bas/proto";
+import { type HandlerLog, unaryService } from "@bas/service-kit";
+import type { ConversationRecord, RunRecord } from "../../app/ports";
+import type { Runs } from "../../app/runs";
+import { deadlineOfCall } from "./deadline-of-call";
+import { createRunInput, limitOf, projectIdOf, runIdOf, sessionIdOf } from "./requests";
+
+function toProtoRun(r: RunRecord): runs.Run {
+  return {
+    id: r.id,
+    sessionId: r.sessionId,
+    task: r.task,
+    title: r.title ?? undefined,
+    model: r.model,
+    status: r.status,
+    result: r.result ?? undefined,
+    error: r.error ?? undefined,
+    workspaceId: r.workspaceId ?? undefined,
+    totalInputTokens: r.inputTokens,
+    totalOutputTokens: r.outputTokens,
+    totalCostUsd: r.totalCostUsd,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+
+function toProtoConversation(c: ConversationRecord): runs.Conversation {
+  return { ...c, workspaceId: c.workspaceId ?? undefined, title: c.title ?? undefined };
+}
+
+const cursorOf = (cursor: string | undefined) => (cursor ? cursor : null);
+
+/** The gateway-facing `Runs` service (v4): thin, validating what crosses the boundary. */
+export function runsServer(r: Runs, log?: HandlerLog): runs.RunsServer {
+  return unaryService(
+    {
+      createRun: async (req: runs.CreateRunRequest, call: ServerUnaryCall<unknown, unknown>) =>
+        toProtoRun(await r.create(createRunInput(req), deadlineOfCall(call))),
+      getRun: async (req: runs.RunRef) => toProtoRun(await r.get(projectIdOf(req.projectId), runIdOf(req.runId))),
+      getRunStatus: async (req: runs.RunRef) => ({
+        status: await r.status(projectIdOf(req.projectId), runIdOf(req.runId)),
+      }),
+      listRuns: async (req: runs.ListRunsRequest): Promise<runs.ListRunsResponse> => {
+        const page = await r.list(projectIdOf(req.projectId), {
+          cursor: cursorOf(req.cursor),
+          limit: limitOf(req.limit, 50, 100),
+          sessionId: req.sessionId ? sessionIdOf(req.sessionId) : null,
+        });
+        return { runs: page.items.map(toProtoRun), nextCursor: page.nextCursor ?? undefined, hasMore: page.hasMore };
+      },
+      listRunEvents: async (req: runs.ListRunEventsRequest): Promise<runs.ListRunEventsResponse> => {
+        const after = Math.max(0, req.after);
+        const page = await r.events(
+          projectIdOf(req.projectId),
+          runIdOf(req.runId),
+          after,
+          limitOf(req.limit, 200, 1000),
+        );
+        return {
+          events: page.events,
+          nextAfter: page.events.at(-1)?.id ?? after,
+          hasMore: page.hasMore,
+          complete: page.complete && !page.hasMore,
+        };
+      },
+      cancelRun: async (req: runs.RunRef) => toProtoRun(await r.cancel(projectIdOf(req.projectId), runIdOf(req.runId))),
+      getConversation: async (req: runs.ConversationRef) =>
+        toProtoConversation(await r.conversation(projectIdOf(req.projectId), sessionIdOf(req.sessionId))),
+      listConversations: async (req: runs.ListConversationsRequest): Promise<runs.ListConversationsResponse> => {
+        const page = await r.conversations(projectIdOf(req.projectId), {
+          cursor: cursorOf(req.cursor),
+          limit: limitOf(req.limit, 20, 100),
+        });
+        return {
+          sessions: page.items.map(toProtoConversation),
+          nextCursor: page.nextCursor ?? undefined,
+          hasMore: page.hasMore,
+        };
+      },
+    },
+    log,
+  );
+}

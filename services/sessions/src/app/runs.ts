@@ -1,0 +1,116 @@
+import { NotFoundError } from "@bas/errors";
+import type { RunStatus } from "../domain/run-view";
+import type { CallDeadline } from "./call-deadline";
+import type { CreatedSession, CreateSessionInput } from "./create-session";
+import { derivedId } from "./derived-id";
+import type { ConversationRecord, RunEventRecord, RunQueries, RunRecord } from "./ports";
+import type { SessionCommands } from "./session-commands";
+
+const runNotFound = () => new NotFoundError("Run not found");
+const sessionNotFound = () => new NotFoundError("Session not found");
+
+/** A v4 run as the caller gives it: a task for a new conversation, or for an existing one (`sessionId`). */
+export type CreateRunInput = Omit<CreateSessionInput, "api" | "keepAlive" | "codeMode" | "outputSchema"> & {
+  task: string;
+};
+
+export interface RunsDeps {
+  create(input: CreateSessionInput, deadline: CallDeadline): Promise<CreatedSession>;
+  commands: SessionCommands;
+  queries: RunQueries;
+}
+
+/**
+ * The v4 run API over the session aggregate: a conversation is a keep-alive session made through this API, and each
+ * run is one of its tasks (same id). Reads come from the v4 read model, which only holds what this API made.
+ */
+export function createRuns(deps: RunsDeps) {
+  const { queries } = deps;
+
+  async function get(projectId: string, runId: string): Promise<RunRecord> {
+    const run = await queries.get(projectId, runId);
+    if (!run) throw runNotFound();
+    return run;
+  }
+
+  return {
+    async create(input: CreateRunInput, deadline: CallDeadline): Promise<RunRecord> {
+      const { projectId } = input.settings;
+      // Every run has a workspace: without one named, the project's default one (the same id for every run of the project).
+      const workspaceId = input.settings.workspaceId ?? derivedId("workspace", projectId, "default");
+      // The conversation keeps its browser between runs (until it is idle too long).
+      const created = await deps.create(
+        {
+          ...input,
+          settings: { ...input.settings, workspaceId },
+          api: "v4",
+          keepAlive: true,
+          codeMode: false,
+          outputSchema: null,
+        },
+        deadline,
+      );
+      const runId = created.taskId;
+      if (!runId) throw new Error("a run was created without a task");
+      // The read model has the run by now (commands wait for it); when it lagged, the run is new and queued.
+      const session = created.record.session;
+      return (
+        (await queries.get(projectId, runId)) ?? {
+          id: runId,
+          sessionId: session.id,
+          workspaceId: session.settings.workspaceId,
+          task: input.task,
+          title: null,
+          model: session.settings.model,
+          status: "queued",
+          result: null,
+          error: null,
+          inputTokens: 0,
+          outputTokens: 0,
+          totalCostUsd: "0",
+          createdAt: new Date(session.updatedAt),
+          updatedAt: new Date(session.updatedAt),
+        }
+      );
+    },
+
+    get,
+
+    async status(projectId: string, runId: string): Promise<RunStatus> {
+      const status = await queries.status(projectId, runId);
+      if (!status) throw runNotFound();
+      return status;
+    },
+
+    list: (projectId: string, page: { cursor: string | null; limit: number; sessionId: string | null }) =>
+      queries.list(projectId, page),
+
+    async events(
+      projectId: string,
+      runId: string,
+      after: number,
+      limit: number,
+    ): Promise<{ events: RunEventRecord[]; hasMore: boolean; complete: boolean }> {
+      await get(projectId, runId);
+      return queries.events(runId, after, limit);
+    },
+
+    /** Stops the run if it is still going; a run that ended is answered as it is. */
+    async cancel(projectId: string, runId: string): Promise<RunRecord> {
+      const run = await get(projectId, runId);
+      await deps.commands.execute(run.sessionId, { type: "CancelTask", projectId, taskId: runId });
+      return get(projectId, runId);
+    },
+
+    async conversation(projectId: string, sessionId: string): Promise<ConversationRecord> {
+      const conversation = await queries.conversation(projectId, sessionId);
+      if (!conversation) throw sessionNotFound();
+      return conversation;
+    },
+
+    conversations: (projectId: string, page: { cursor: string | null; limit: number }) =>
+      queries.conversations(projectId, page),
+  };
+}
+
+export type Runs = ReturnType<typeof createRuns>;
