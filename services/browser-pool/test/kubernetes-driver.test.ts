@@ -46,7 +46,9 @@ async function startWithPods(nodeId: string, env: Record<string, string> = {}, r
     resources: { cpu: "250m", memory: "512Mi" },
     proxyHost: "127.0.0.1",
     proxyListenHost: "127.0.0.1",
-    egressPorts: { first: 40_000 + Math.floor(Math.random() * 20_000), count: 20 },
+    // One browser at a time per replica here; a port the kernel never hands out to another test's listen(0) or
+    // outgoing connection (a port in its ephemeral range once failed a create with EADDRINUSE).
+    egressPorts: { first: await freePort(), count: 1 },
     poolPodLabels: { "app.kubernetes.io/name": "bas-browser-pool" },
     readyTimeoutMs,
     pollMs: 200,

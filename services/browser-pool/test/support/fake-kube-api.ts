@@ -98,7 +98,10 @@ export async function startFakeKubeApi(options: { devtoolsPort: number }): Promi
       socket.on("error", () => upstream.destroy());
       upstream.on("error", () => socket.destroy());
     });
-    await new Promise<void>((resolve) => forwarder.listen(options.devtoolsPort, ip, resolve));
+    await new Promise<void>((resolve, reject) => {
+      forwarder.once("error", reject);
+      forwarder.listen(options.devtoolsPort, ip, resolve);
+    });
     record.browser = browser;
     record.forwarder = forwarder;
     record.podNetwork = podNetwork;
@@ -163,7 +166,12 @@ export async function startFakeKubeApi(options: { devtoolsPort: number }): Promi
       const record = { pod };
       records.set(podName, record);
       send(res, 201, pod);
-      void run(record);
+      // A kubelet that cannot start the pod reports it Failed, which the driver sees at once.
+      run(record).catch(() => {
+        pod.status = { phase: "Failed", conditions: [{ type: "Ready", status: "False" }] };
+        touch(pod);
+        emit("MODIFIED", pod);
+      });
       return;
     }
     if (req.method === "GET" && name) {
