@@ -23,6 +23,8 @@ export const SESSION_EVENT_TYPES = [
   "SessionTimedOut",
   "SessionDeleted",
   "RecordingAdded",
+  "MessageQueued",
+  "QueuedMessageCancelled",
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 

@@ -144,6 +144,41 @@ export interface ListConversationsResponse {
   hasMore: boolean;
 }
 
+export interface QueueMessageRequest {
+  projectId: string;
+  sessionId: string;
+  text: string;
+  interrupt: boolean;
+  /** The caller's X-V4-Queue-Deduplicate. */
+  dedupeKey?: string | undefined;
+}
+
+export interface QueuedMessageRef {
+  projectId: string;
+  sessionId: string;
+  messageId: number;
+}
+
+export interface QueuedMessage {
+  /** 1, 2, 3… within the conversation. */
+  id: number;
+  sessionId: string;
+  /** The run the message became, once dispatched. */
+  runId?:
+    | string
+    | undefined;
+  /** "queue" or "interrupt". */
+  mode: string;
+  /** "pending", "dispatching", "consumed", "cancelled", "superseded" or "failed". */
+  status: string;
+  text: string;
+  createdAt: Date | undefined;
+}
+
+export interface ListQueueResponse {
+  messages: QueuedMessage[];
+}
+
 function createBaseCreateRunRequest(): CreateRunRequest {
   return {
     projectId: "",
@@ -2018,6 +2053,512 @@ export const ListConversationsResponse: MessageFns<ListConversationsResponse> = 
   },
 };
 
+function createBaseQueueMessageRequest(): QueueMessageRequest {
+  return { projectId: "", sessionId: "", text: "", interrupt: false, dedupeKey: undefined };
+}
+
+export const QueueMessageRequest: MessageFns<QueueMessageRequest> = {
+  encode(message: QueueMessageRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(18).string(message.sessionId);
+    }
+    if (message.text !== "") {
+      writer.uint32(26).string(message.text);
+    }
+    if (message.interrupt !== false) {
+      writer.uint32(32).bool(message.interrupt);
+    }
+    if (message.dedupeKey !== undefined) {
+      writer.uint32(42).string(message.dedupeKey);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QueueMessageRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQueueMessageRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.interrupt = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.dedupeKey = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QueueMessageRequest {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      interrupt: isSet(object.interrupt) ? globalThis.Boolean(object.interrupt) : false,
+      dedupeKey: isSet(object.dedupeKey)
+        ? globalThis.String(object.dedupeKey)
+        : isSet(object.dedupe_key)
+        ? globalThis.String(object.dedupe_key)
+        : undefined,
+    };
+  },
+
+  toJSON(message: QueueMessageRequest): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.interrupt !== false) {
+      obj.interrupt = message.interrupt;
+    }
+    if (message.dedupeKey !== undefined) {
+      obj.dedupeKey = message.dedupeKey;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<QueueMessageRequest>, I>>(base?: I): QueueMessageRequest {
+    return QueueMessageRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<QueueMessageRequest>, I>>(object: I): QueueMessageRequest {
+    const message = createBaseQueueMessageRequest();
+    message.projectId = object.projectId ?? "";
+    message.sessionId = object.sessionId ?? "";
+    message.text = object.text ?? "";
+    message.interrupt = object.interrupt ?? false;
+    message.dedupeKey = object.dedupeKey ?? undefined;
+    return message;
+  },
+};
+
+function createBaseQueuedMessageRef(): QueuedMessageRef {
+  return { projectId: "", sessionId: "", messageId: 0 };
+}
+
+export const QueuedMessageRef: MessageFns<QueuedMessageRef> = {
+  encode(message: QueuedMessageRef, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(18).string(message.sessionId);
+    }
+    if (message.messageId !== 0) {
+      writer.uint32(24).int32(message.messageId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QueuedMessageRef {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQueuedMessageRef();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.messageId = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QueuedMessageRef {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      messageId: isSet(object.messageId)
+        ? globalThis.Number(object.messageId)
+        : isSet(object.message_id)
+        ? globalThis.Number(object.message_id)
+        : 0,
+    };
+  },
+
+  toJSON(message: QueuedMessageRef): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.messageId !== 0) {
+      obj.messageId = Math.round(message.messageId);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<QueuedMessageRef>, I>>(base?: I): QueuedMessageRef {
+    return QueuedMessageRef.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<QueuedMessageRef>, I>>(object: I): QueuedMessageRef {
+    const message = createBaseQueuedMessageRef();
+    message.projectId = object.projectId ?? "";
+    message.sessionId = object.sessionId ?? "";
+    message.messageId = object.messageId ?? 0;
+    return message;
+  },
+};
+
+function createBaseQueuedMessage(): QueuedMessage {
+  return { id: 0, sessionId: "", runId: undefined, mode: "", status: "", text: "", createdAt: undefined };
+}
+
+export const QueuedMessage: MessageFns<QueuedMessage> = {
+  encode(message: QueuedMessage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== 0) {
+      writer.uint32(8).int32(message.id);
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(18).string(message.sessionId);
+    }
+    if (message.runId !== undefined) {
+      writer.uint32(26).string(message.runId);
+    }
+    if (message.mode !== "") {
+      writer.uint32(34).string(message.mode);
+    }
+    if (message.status !== "") {
+      writer.uint32(42).string(message.status);
+    }
+    if (message.text !== "") {
+      writer.uint32(50).string(message.text);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(58).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QueuedMessage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQueuedMessage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.id = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.mode = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QueuedMessage {
+    return {
+      id: isSet(object.id) ? globalThis.Number(object.id) : 0,
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      runId: isSet(object.runId)
+        ? globalThis.String(object.runId)
+        : isSet(object.run_id)
+        ? globalThis.String(object.run_id)
+        : undefined,
+      mode: isSet(object.mode) ? globalThis.String(object.mode) : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      createdAt: isSet(object.createdAt)
+        ? fromJsonTimestamp(object.createdAt)
+        : isSet(object.created_at)
+        ? fromJsonTimestamp(object.created_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: QueuedMessage): unknown {
+    const obj: any = {};
+    if (message.id !== 0) {
+      obj.id = Math.round(message.id);
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.runId !== undefined) {
+      obj.runId = message.runId;
+    }
+    if (message.mode !== "") {
+      obj.mode = message.mode;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<QueuedMessage>, I>>(base?: I): QueuedMessage {
+    return QueuedMessage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<QueuedMessage>, I>>(object: I): QueuedMessage {
+    const message = createBaseQueuedMessage();
+    message.id = object.id ?? 0;
+    message.sessionId = object.sessionId ?? "";
+    message.runId = object.runId ?? undefined;
+    message.mode = object.mode ?? "";
+    message.status = object.status ?? "";
+    message.text = object.text ?? "";
+    message.createdAt = object.createdAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseListQueueResponse(): ListQueueResponse {
+  return { messages: [] };
+}
+
+export const ListQueueResponse: MessageFns<ListQueueResponse> = {
+  encode(message: ListQueueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      QueuedMessage.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListQueueResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListQueueResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(QueuedMessage.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListQueueResponse {
+    return {
+      messages: globalThis.Array.isArray(object?.messages)
+        ? object.messages.map((e: any) => QueuedMessage.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListQueueResponse): unknown {
+    const obj: any = {};
+    if (message.messages?.length) {
+      obj.messages = message.messages.map((e) => QueuedMessage.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListQueueResponse>, I>>(base?: I): ListQueueResponse {
+    return ListQueueResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListQueueResponse>, I>>(object: I): ListQueueResponse {
+    const message = createBaseListQueueResponse();
+    message.messages = object.messages?.map((e) => QueuedMessage.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
  * The v4 run API, served by the sessions service. A v4 session is a conversation: a session aggregate created by
  * this API, whose tasks are its runs (a run's id is its task's id). Every request names the caller's project: a run
@@ -2103,6 +2644,49 @@ export const RunsService = {
       Buffer.from(ListConversationsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListConversationsResponse => ListConversationsResponse.decode(value),
   },
+  /**
+   * A message for a conversation: it runs at once when the conversation is idle, after the active run when it is
+   * busy (in arrival order), or with interrupt straight away (the active run is cancelled). limit_exceeded (a 429)
+   * when 100 messages already wait; a dedupe_key the conversation has seen answers with that message.
+   */
+  queueMessage: {
+    path: "/bas.v1.Runs/QueueMessage" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: QueueMessageRequest): Buffer => Buffer.from(QueueMessageRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): QueueMessageRequest => QueueMessageRequest.decode(value),
+    responseSerialize: (value: QueuedMessage): Buffer => Buffer.from(QueuedMessage.encode(value).finish()),
+    responseDeserialize: (value: Buffer): QueuedMessage => QueuedMessage.decode(value),
+  },
+  /** The messages still pending, oldest first. */
+  listQueue: {
+    path: "/bas.v1.Runs/ListQueue" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ConversationRef): Buffer => Buffer.from(ConversationRef.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ConversationRef => ConversationRef.decode(value),
+    responseSerialize: (value: ListQueueResponse): Buffer => Buffer.from(ListQueueResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListQueueResponse => ListQueueResponse.decode(value),
+  },
+  getQueuedMessage: {
+    path: "/bas.v1.Runs/GetQueuedMessage" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: QueuedMessageRef): Buffer => Buffer.from(QueuedMessageRef.encode(value).finish()),
+    requestDeserialize: (value: Buffer): QueuedMessageRef => QueuedMessageRef.decode(value),
+    responseSerialize: (value: QueuedMessage): Buffer => Buffer.from(QueuedMessage.encode(value).finish()),
+    responseDeserialize: (value: Buffer): QueuedMessage => QueuedMessage.decode(value),
+  },
+  /** Takes back a pending message; illegal_state (a 409) once it is not pending, saying what became of it. */
+  cancelQueuedMessage: {
+    path: "/bas.v1.Runs/CancelQueuedMessage" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: QueuedMessageRef): Buffer => Buffer.from(QueuedMessageRef.encode(value).finish()),
+    requestDeserialize: (value: Buffer): QueuedMessageRef => QueuedMessageRef.decode(value),
+    responseSerialize: (value: QueuedMessage): Buffer => Buffer.from(QueuedMessage.encode(value).finish()),
+    responseDeserialize: (value: Buffer): QueuedMessage => QueuedMessage.decode(value),
+  },
 } as const;
 
 export interface RunsServer extends UntypedServiceImplementation {
@@ -2117,6 +2701,17 @@ export interface RunsServer extends UntypedServiceImplementation {
   cancelRun: handleUnaryCall<RunRef, Run>;
   getConversation: handleUnaryCall<ConversationRef, Conversation>;
   listConversations: handleUnaryCall<ListConversationsRequest, ListConversationsResponse>;
+  /**
+   * A message for a conversation: it runs at once when the conversation is idle, after the active run when it is
+   * busy (in arrival order), or with interrupt straight away (the active run is cancelled). limit_exceeded (a 429)
+   * when 100 messages already wait; a dedupe_key the conversation has seen answers with that message.
+   */
+  queueMessage: handleUnaryCall<QueueMessageRequest, QueuedMessage>;
+  /** The messages still pending, oldest first. */
+  listQueue: handleUnaryCall<ConversationRef, ListQueueResponse>;
+  getQueuedMessage: handleUnaryCall<QueuedMessageRef, QueuedMessage>;
+  /** Takes back a pending message; illegal_state (a 409) once it is not pending, saying what became of it. */
+  cancelQueuedMessage: handleUnaryCall<QueuedMessageRef, QueuedMessage>;
 }
 
 export interface RunsClient extends Client {
@@ -2230,6 +2825,73 @@ export interface RunsClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListConversationsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * A message for a conversation: it runs at once when the conversation is idle, after the active run when it is
+   * busy (in arrival order), or with interrupt straight away (the active run is cancelled). limit_exceeded (a 429)
+   * when 100 messages already wait; a dedupe_key the conversation has seen answers with that message.
+   */
+  queueMessage(
+    request: QueueMessageRequest,
+    callback: (error: ServiceError | null, response: QueuedMessage) => void,
+  ): ClientUnaryCall;
+  queueMessage(
+    request: QueueMessageRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: QueuedMessage) => void,
+  ): ClientUnaryCall;
+  queueMessage(
+    request: QueueMessageRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: QueuedMessage) => void,
+  ): ClientUnaryCall;
+  /** The messages still pending, oldest first. */
+  listQueue(
+    request: ConversationRef,
+    callback: (error: ServiceError | null, response: ListQueueResponse) => void,
+  ): ClientUnaryCall;
+  listQueue(
+    request: ConversationRef,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListQueueResponse) => void,
+  ): ClientUnaryCall;
+  listQueue(
+    request: ConversationRef,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListQueueResponse) => void,
+  ): ClientUnaryCall;
+  getQueuedMessage(
+    request: QueuedMessageRef,
+    callback: (error: ServiceError | null, response: QueuedMessage) => void,
+  ): ClientUnaryCall;
+  getQueuedMessage(
+    request: QueuedMessageRef,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: QueuedMessage) => void,
+  ): ClientUnaryCall;
+  getQueuedMessage(
+    request: QueuedMessageRef,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: QueuedMessage) => void,
+  ): ClientUnaryCall;
+  /** Takes back a pending message; illegal_state (a 409) once it is not pending, saying what became of it. */
+  cancelQueuedMessage(
+    request: QueuedMessageRef,
+    callback: (error: ServiceError | null, response: QueuedMessage) => void,
+  ): ClientUnaryCall;
+  cancelQueuedMessage(
+    request: QueuedMessageRef,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: QueuedMessage) => void,
+  ): ClientUnaryCall;
+  cancelQueuedMessage(
+    request: QueuedMessageRef,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: QueuedMessage) => void,
   ): ClientUnaryCall;
 }
 

@@ -348,7 +348,11 @@ export interface TaskDispatched {
   /** The task as the conversation's first human message. */
   messageId: string;
   /** The task's own cost cap (a v4 run's), a decimal string; absent = the session's. */
-  maxCostUsd?: string | undefined;
+  maxCostUsd?:
+    | string
+    | undefined;
+  /** The queued message (v4) this task runs, when it came from the session's queue. */
+  queuedMessageId?: number | undefined;
 }
 
 export interface SandboxReady {
@@ -415,7 +419,10 @@ export interface TaskFailed {
   error: string;
 }
 
-/** The runner working task_id must stop. reason: "user", "cost_cap", "session_stopped" or "timed_out". */
+/**
+ * The runner working task_id must stop. reason: "user", "cost_cap", "session_stopped", "timed_out" or "interrupted"
+ * (a v4 message sent with interrupt takes the task's place).
+ */
 export interface TaskStopped {
   taskId: string;
   reason: string;
@@ -437,6 +444,22 @@ export interface SessionDeleted {
 
 export interface RecordingAdded {
   ref: string;
+}
+
+/**
+ * A message joined a v4 session's queue. message_id: 1, 2, 3… within the session; mode: "queue" or "interrupt";
+ * dedupe_key: the caller's X-V4-Queue-Deduplicate, when sent.
+ */
+export interface MessageQueued {
+  messageId: number;
+  text: string;
+  mode: string;
+  dedupeKey?: string | undefined;
+}
+
+/** The caller took back a message that was still pending. */
+export interface QueuedMessageCancelled {
+  messageId: number;
 }
 
 function createBaseBrowserSettings(): BrowserSettings {
@@ -5251,6 +5274,7 @@ function createBaseTaskDispatched(): TaskDispatched {
     sensitiveDataKeys: [],
     messageId: "",
     maxCostUsd: undefined,
+    queuedMessageId: undefined,
   };
 }
 
@@ -5279,6 +5303,9 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
     }
     if (message.maxCostUsd !== undefined) {
       writer.uint32(66).string(message.maxCostUsd);
+    }
+    if (message.queuedMessageId !== undefined) {
+      writer.uint32(72).int32(message.queuedMessageId);
     }
     return writer;
   },
@@ -5360,6 +5387,14 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
             message.maxCostUsd = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.queuedMessageId = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5410,6 +5445,11 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
         : isSet(object.max_cost_usd)
         ? globalThis.String(object.max_cost_usd)
         : undefined,
+      queuedMessageId: isSet(object.queuedMessageId)
+        ? globalThis.Number(object.queuedMessageId)
+        : isSet(object.queued_message_id)
+        ? globalThis.Number(object.queued_message_id)
+        : undefined,
     };
   },
 
@@ -5439,6 +5479,9 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
     if (message.maxCostUsd !== undefined) {
       obj.maxCostUsd = message.maxCostUsd;
     }
+    if (message.queuedMessageId !== undefined) {
+      obj.queuedMessageId = Math.round(message.queuedMessageId);
+    }
     return obj;
   },
 
@@ -5455,6 +5498,7 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
     message.sensitiveDataKeys = object.sensitiveDataKeys?.map((e) => e) || [];
     message.messageId = object.messageId ?? "";
     message.maxCostUsd = object.maxCostUsd ?? undefined;
+    message.queuedMessageId = object.queuedMessageId ?? undefined;
     return message;
   },
 };
@@ -6775,6 +6819,204 @@ export const RecordingAdded: MessageFns<RecordingAdded> = {
   fromPartial<I extends Exact<DeepPartial<RecordingAdded>, I>>(object: I): RecordingAdded {
     const message = createBaseRecordingAdded();
     message.ref = object.ref ?? "";
+    return message;
+  },
+};
+
+function createBaseMessageQueued(): MessageQueued {
+  return { messageId: 0, text: "", mode: "", dedupeKey: undefined };
+}
+
+export const MessageQueued: MessageFns<MessageQueued> = {
+  encode(message: MessageQueued, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.messageId !== 0) {
+      writer.uint32(8).int32(message.messageId);
+    }
+    if (message.text !== "") {
+      writer.uint32(18).string(message.text);
+    }
+    if (message.mode !== "") {
+      writer.uint32(26).string(message.mode);
+    }
+    if (message.dedupeKey !== undefined) {
+      writer.uint32(34).string(message.dedupeKey);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MessageQueued {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMessageQueued();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.messageId = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.mode = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.dedupeKey = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MessageQueued {
+    return {
+      messageId: isSet(object.messageId)
+        ? globalThis.Number(object.messageId)
+        : isSet(object.message_id)
+        ? globalThis.Number(object.message_id)
+        : 0,
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      mode: isSet(object.mode) ? globalThis.String(object.mode) : "",
+      dedupeKey: isSet(object.dedupeKey)
+        ? globalThis.String(object.dedupeKey)
+        : isSet(object.dedupe_key)
+        ? globalThis.String(object.dedupe_key)
+        : undefined,
+    };
+  },
+
+  toJSON(message: MessageQueued): unknown {
+    const obj: any = {};
+    if (message.messageId !== 0) {
+      obj.messageId = Math.round(message.messageId);
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.mode !== "") {
+      obj.mode = message.mode;
+    }
+    if (message.dedupeKey !== undefined) {
+      obj.dedupeKey = message.dedupeKey;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MessageQueued>, I>>(base?: I): MessageQueued {
+    return MessageQueued.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MessageQueued>, I>>(object: I): MessageQueued {
+    const message = createBaseMessageQueued();
+    message.messageId = object.messageId ?? 0;
+    message.text = object.text ?? "";
+    message.mode = object.mode ?? "";
+    message.dedupeKey = object.dedupeKey ?? undefined;
+    return message;
+  },
+};
+
+function createBaseQueuedMessageCancelled(): QueuedMessageCancelled {
+  return { messageId: 0 };
+}
+
+export const QueuedMessageCancelled: MessageFns<QueuedMessageCancelled> = {
+  encode(message: QueuedMessageCancelled, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.messageId !== 0) {
+      writer.uint32(8).int32(message.messageId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QueuedMessageCancelled {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQueuedMessageCancelled();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.messageId = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QueuedMessageCancelled {
+    return {
+      messageId: isSet(object.messageId)
+        ? globalThis.Number(object.messageId)
+        : isSet(object.message_id)
+        ? globalThis.Number(object.message_id)
+        : 0,
+    };
+  },
+
+  toJSON(message: QueuedMessageCancelled): unknown {
+    const obj: any = {};
+    if (message.messageId !== 0) {
+      obj.messageId = Math.round(message.messageId);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<QueuedMessageCancelled>, I>>(base?: I): QueuedMessageCancelled {
+    return QueuedMessageCancelled.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<QueuedMessageCancelled>, I>>(object: I): QueuedMessageCancelled {
+    const message = createBaseQueuedMessageCancelled();
+    message.messageId = object.messageId ?? 0;
     return message;
   },
 };

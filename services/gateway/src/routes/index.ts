@@ -24,6 +24,10 @@ export { route as v4GetRunEvents } from "./v4/runs/events.get";
 export { route as v4CancelRun } from "./v4/runs/cancel.post";
 export { route as v4ListSessions } from "./v4/sessions/list.get";
 export { route as v4GetSession } from "./v4/sessions/get.get";
+export { route as v4QueueMessage } from "./v4/sessions/queue.post";
+export { route as v4ListQueue } from "./v4/sessions/queue.get";
+export { route as v4GetQueuedMessage } from "./v4/sessions/queue-message.get";
+export { route as v4CancelQueuedMessage } from "./v4/sessions/queue-message.delete";
 
 export { route as v4CreateBrowser } from "./v4/browsers/create.post";
 export { route as v4ListBrowsers } from "./v4/browsers/list.get";

@@ -1,3 +1,4 @@
+import type { MessageQueue } from "../domain/queue";
 import type { RunStatus } from "../domain/run-view";
 import type { Session, SessionStatus } from "../domain/state";
 import type { CallDeadline } from "./call-deadline";
@@ -177,4 +178,6 @@ export interface RunQueries {
     projectId: string,
     page: { cursor: string | null; limit: number },
   ): Promise<KeysetPage<ConversationRecord>>;
+  /** The conversation's message queue as the session's read model folded it; undefined: no such conversation. */
+  queue(projectId: string, sessionId: string): Promise<MessageQueue | undefined>;
 }

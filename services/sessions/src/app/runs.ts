@@ -1,5 +1,8 @@
 import { NotFoundError } from "@bas/errors";
+import type { MessageQueued } from "../domain/events";
+import type { QueuedMessage } from "../domain/queue";
 import type { RunStatus } from "../domain/run-view";
+import type { SessionState } from "../domain/state";
 import type { CallDeadline } from "./call-deadline";
 import type { CreatedSession, CreateSessionInput } from "./create-session";
 import { derivedId } from "./derived-id";
@@ -8,6 +11,22 @@ import type { SessionCommands } from "./session-commands";
 
 const runNotFound = () => new NotFoundError("Run not found");
 const sessionNotFound = () => new NotFoundError("Session not found");
+const messageNotFound = () => new NotFoundError("Queued message not found");
+
+/** A message for a conversation's queue, as the caller sends it. */
+export interface QueueMessageInput {
+  text: string;
+  interrupt: boolean;
+  /** The caller's `X-V4-Queue-Deduplicate`. */
+  dedupeKey: string | null;
+}
+
+/** The message a queue command is about, from the state it left (fresher than any read model). */
+function messageIn(state: SessionState, which: (m: QueuedMessage) => boolean): QueuedMessage {
+  const message = state.status === "none" ? undefined : state.queue?.messages.find(which);
+  if (!message) throw messageNotFound();
+  return message;
+}
 
 /** A v4 run as the caller gives it: a task for a new conversation, or for an existing one (`sessionId`). */
 export type CreateRunInput = Omit<CreateSessionInput, "api" | "keepAlive" | "codeMode" | "outputSchema"> & {
@@ -110,6 +129,33 @@ export function createRuns(deps: RunsDeps) {
 
     conversations: (projectId: string, page: { cursor: string | null; limit: number }) =>
       queries.conversations(projectId, page),
+
+    async queueMessage(projectId: string, sessionId: string, input: QueueMessageInput): Promise<QueuedMessage> {
+      const { state, events } = await deps.commands.execute(sessionId, { type: "QueueMessage", projectId, ...input });
+      const queued = events.find((e) => e.type === "MessageQueued")?.data as MessageQueued["data"] | undefined;
+      // Nothing appended: a retried send, answered with the message its key named first.
+      return messageIn(state, (m) => (queued ? m.id === queued.messageId : m.dedupeKey === input.dedupeKey));
+    },
+
+    /** The messages still waiting, oldest first. */
+    async pendingMessages(projectId: string, sessionId: string): Promise<QueuedMessage[]> {
+      const queue = await queries.queue(projectId, sessionId);
+      if (!queue) throw sessionNotFound();
+      return queue.messages.filter((m) => m.status === "pending");
+    },
+
+    async queuedMessage(projectId: string, sessionId: string, messageId: number): Promise<QueuedMessage> {
+      const queue = await queries.queue(projectId, sessionId);
+      if (!queue) throw sessionNotFound();
+      const message = queue.messages.find((m) => m.id === messageId);
+      if (!message) throw messageNotFound();
+      return message;
+    },
+
+    async cancelQueuedMessage(projectId: string, sessionId: string, messageId: number): Promise<QueuedMessage> {
+      const { state } = await deps.commands.execute(sessionId, { type: "CancelQueuedMessage", projectId, messageId });
+      return messageIn(state, (m) => m.id === messageId);
+    },
   };
 }
 

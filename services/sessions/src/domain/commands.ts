@@ -43,6 +43,10 @@ export type SessionCommand =
   | { type: "StopSession"; projectId: string; strategy: StopStrategy }
   /** Stops this task if it is still the session's current one (a v4 run's cancel). */
   | { type: "CancelTask"; projectId: string; taskId: string }
+  /** A v4 message for the session's queue; a send with a `dedupeKey` the session has seen queues nothing more. */
+  | { type: "QueueMessage"; projectId: string; text: string; interrupt: boolean; dedupeKey: string | null }
+  /** Takes back a v4 message that is still pending. */
+  | { type: "CancelQueuedMessage"; projectId: string; messageId: number }
   | { type: "DeleteSession"; projectId: string }
   | { type: "ReportSandboxReady"; browserId: string }
   | { type: "ReportSandboxFailed"; error: string }

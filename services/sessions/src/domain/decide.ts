@@ -1,9 +1,16 @@
-import type { CommandContext } from "@bas/event-store";
-import { IllegalStateError, InvalidArgumentError, NotFoundError, SupersededError } from "@bas/errors";
+import type { CommandContext, EventEnvelope } from "@bas/event-store";
+import {
+  IllegalStateError,
+  InvalidArgumentError,
+  LimitExceededError,
+  NotFoundError,
+  SupersededError,
+} from "@bas/errors";
 import type { SessionCommand } from "./commands";
-import type { SessionApi, SessionEvent, TaskStopReason } from "./events";
+import { SESSION_AGGREGATE, type SessionApi, type SessionEvent, type TaskStopReason } from "./events";
 import { outputShapeProblem } from "./output";
-import { type ActiveSession, type CurrentTask, isTerminal, type Session, type SessionState } from "./state";
+import { emptyQueue, nextPending, pendingCount, QUEUE_LIMITS } from "./queue";
+import { type ActiveSession, type CurrentTask, evolve, isTerminal, type Session, type SessionState } from "./state";
 
 const notFound = () => new NotFoundError("Session not found");
 
@@ -61,6 +68,47 @@ function fallbackTitle(task: string): string {
  * errors (NotFoundError, IllegalStateError → 404, 409 for callers and FAILED_PRECONDITION for a stale runner).
  */
 export function decide(command: SessionCommand, state: SessionState, context: CommandContext): SessionEvent[] {
+  const events = decideCommand(command, state, context);
+  return events.length === 0 ? events : [...events, ...drainQueue(state, events, context)];
+}
+
+/**
+ * A v4 session that these events leave with nothing to do runs its next queued message, in the same append as what
+ * freed it: whatever ends a task (a report, a cancel, an interrupt, a crash's redelivery) drains the queue, and a
+ * restart between the two can never happen.
+ */
+function drainQueue(before: SessionState, events: SessionEvent[], context: CommandContext): SessionEvent[] {
+  const at = context.now.toISOString();
+  const aggregateId = before.status === "none" ? "" : before.id;
+  const after = events.reduce(
+    (s, e) =>
+      evolve(s, {
+        ...e,
+        id: "",
+        aggregateType: SESSION_AGGREGATE,
+        aggregateId,
+        occurredAt: at,
+      } as EventEnvelope<SessionEvent>),
+    before,
+  );
+  if (after.status === "none" || after.api !== "v4" || after.deleted || isTerminal(after) || after.task) return [];
+  const next = nextPending(after.queue ?? emptyQueue());
+  if (!next) return [];
+  const task = {
+    taskId: context.newId(),
+    task: next.text,
+    sensitiveDataKeys: [],
+    keepAlive: true,
+    codeMode: false,
+    outputSchema: null,
+    messageId: context.newId(),
+    maxCostUsd: null,
+    queuedMessageId: next.id,
+  };
+  return [{ type: "TaskDispatched", data: task }];
+}
+
+function decideCommand(command: SessionCommand, state: SessionState, context: CommandContext): SessionEvent[] {
   switch (command.type) {
     case "CreateSession": {
       if (state.status !== "none") {
@@ -105,6 +153,41 @@ export function decide(command: SessionCommand, state: SessionState, context: Co
       const session = ownedSession(state, command.projectId, "v4");
       if (session.task?.id !== command.taskId) return [];
       return stopTask(session, "user", "Task cancelled by the user");
+    }
+    case "QueueMessage": {
+      const session = ownedSession(state, command.projectId, "v4");
+      const queue = session.queue ?? emptyQueue();
+      if (command.dedupeKey !== null && queue.messages.some((m) => m.dedupeKey === command.dedupeKey)) return [];
+      if (isTerminal(session)) throw new IllegalStateError(`Session is ${session.status}; it takes no more messages`);
+      if (pendingCount(queue) >= QUEUE_LIMITS.pending) {
+        throw new LimitExceededError(
+          `The session message queue is full (${QUEUE_LIMITS.pending} messages wait); cancel one or wait for a run to end`,
+        );
+      }
+      const { text, interrupt, dedupeKey } = command;
+      const queued: SessionEvent = {
+        type: "MessageQueued",
+        data: { messageId: queue.nextId, text, mode: interrupt ? "interrupt" : "queue", dedupeKey },
+      };
+      // The active run makes way; the drain (in decide) runs the message straight after.
+      const interrupting = interrupt
+        ? stopTask(session, "interrupted", "Task cancelled: a new message interrupted it")
+        : [];
+      return [queued, ...interrupting];
+    }
+    case "CancelQueuedMessage": {
+      const session = ownedSession(state, command.projectId, "v4");
+      const message = session.queue?.messages.find((m) => m.id === command.messageId);
+      if (!message) throw new NotFoundError("Queued message not found");
+      // Taking back a message twice is answered as done.
+      if (message.status === "cancelled" && message.runId === null) return [];
+      if (message.status !== "pending") {
+        const run = message.runId ? ` (run ${message.runId})` : "";
+        throw new IllegalStateError(
+          `Message ${message.id} is ${message.status}${run}; only a pending message can be cancelled`,
+        );
+      }
+      return [{ type: "QueuedMessageCancelled", data: { messageId: message.id } }];
     }
     case "DeleteSession": {
       const session = ownedSession(state, command.projectId, "v3");

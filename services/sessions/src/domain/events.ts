@@ -63,6 +63,8 @@ export type TaskDispatched = DomainEvent<
     messageId: string;
     /** The task's own cost cap (a v4 run's); absent or null = the session's. */
     maxCostUsd?: string | null;
+    /** The queued message this task runs (v4), when it came from the session's queue. */
+    queuedMessageId?: number;
   }
 >;
 export type SandboxReady = DomainEvent<"SandboxReady", { browserId: string }>;
@@ -95,13 +97,21 @@ export type TaskCompleted = DomainEvent<
   { taskId: string; output: JsonValue; success: boolean; summary: string | null }
 >;
 export type TaskFailed = DomainEvent<"TaskFailed", { taskId: string; error: string }>;
-export type TaskStopReason = "user" | "cost_cap" | "session_stopped" | "timed_out";
+/** `interrupted`: a message sent with `interrupt` (v4) took the task's place. */
+export type TaskStopReason = "user" | "cost_cap" | "session_stopped" | "timed_out" | "interrupted";
 export type TaskStopped = DomainEvent<"TaskStopped", { taskId: string; reason: TaskStopReason; summary: string }>;
 export type SessionStopReason = "user" | "task_finished" | "deleted";
 export type SessionStopped = DomainEvent<"SessionStopped", { reason: SessionStopReason }>;
 export type SessionTimedOut = DomainEvent<"SessionTimedOut", { inactiveSince: string }>;
 export type SessionDeleted = DomainEvent<"SessionDeleted", Record<string, never>>;
 export type RecordingAdded = DomainEvent<"RecordingAdded", { ref: string }>;
+/** How a v4 message joins the queue: in line, or cancelling the active run to go next. */
+export type QueueMode = "queue" | "interrupt";
+export type MessageQueued = DomainEvent<
+  "MessageQueued",
+  { messageId: number; text: string; mode: QueueMode; dedupeKey: string | null }
+>;
+export type QueuedMessageCancelled = DomainEvent<"QueuedMessageCancelled", { messageId: number }>;
 
 /** Everything that can happen to a session. */
 export type SessionEvent =
@@ -118,7 +128,9 @@ export type SessionEvent =
   | SessionStopped
   | SessionTimedOut
   | SessionDeleted
-  | RecordingAdded;
+  | RecordingAdded
+  | MessageQueued
+  | QueuedMessageCancelled;
 
 export type SessionEventType = SessionEvent["type"];
 

@@ -1,5 +1,6 @@
 import type { EventEnvelope } from "@bas/event-store";
 import type { JsonValue, SessionApi, SessionEvent, SessionSettings, TaskOptions } from "./events";
+import { emptyQueue, evolveQueue, type MessageQueue } from "./queue";
 
 export type SessionStatus = "created" | "idle" | "running" | "stopped" | "timed_out" | "error";
 export type TerminalStatus = "stopped" | "timed_out" | "error";
@@ -79,6 +80,8 @@ interface SessionData extends TaskOptions {
   finishedTask: FinishedTask | null;
   /** The session's ended tasks, the last few (absent in read-model rows folded before turns were kept). */
   turns?: EarlierTurn[];
+  /** A v4 session's queued messages (absent on v3 sessions). */
+  queue?: MessageQueue;
   deleted: boolean;
 }
 
@@ -114,6 +117,13 @@ function onSession(state: SessionState, event: EventEnvelope<SessionEvent>): Ses
 
 /** Folds one event into the session. Pure; also the read model's fold, so the two can never disagree. */
 export function evolve(state: SessionState, event: EventEnvelope<SessionEvent>): SessionState {
+  const next = evolveSession(state, event);
+  if (next.status === "none" || next.api !== "v4") return next;
+  const queue = evolveQueue(next.queue ?? emptyQueue(), event, event.occurredAt);
+  return queue === next.queue ? next : { ...next, queue };
+}
+
+function evolveSession(state: SessionState, event: EventEnvelope<SessionEvent>): SessionState {
   if (event.type === "SessionCreated") {
     const { idempotencyKey, preparationId, keepAlive, codeMode, outputSchema, api, ...settings } = event.data;
     return {
@@ -249,5 +259,8 @@ export function evolve(state: SessionState, event: EventEnvelope<SessionEvent>):
       return { ...s, deleted: true };
     case "RecordingAdded":
       return { ...s, recordingRefs: [...s.recordingRefs, event.data.ref] };
+    case "MessageQueued":
+    case "QueuedMessageCancelled":
+      return s; // the queue's own fold (above) takes them
   }
 }

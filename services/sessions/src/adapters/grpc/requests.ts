@@ -2,7 +2,7 @@ import type { runs, sessions } from "@bas/proto";
 import { InvalidArgumentError, NotFoundError } from "@bas/errors";
 import Decimal from "decimal.js";
 import type { CreateSessionInput } from "../../app/create-session";
-import type { CreateRunInput } from "../../app/runs";
+import type { CreateRunInput, QueueMessageInput } from "../../app/runs";
 import type { MessageCursor } from "../../app/ports";
 import type { StopStrategy } from "../../domain/commands";
 import type { JsonValue } from "../../domain/events";
@@ -161,5 +161,27 @@ export function createRunInput(req: runs.CreateRunRequest): CreateRunInput {
 export function limitOf(value: number, fallback: number, max: number): number {
   if (value === 0) return fallback;
   if (value < 1 || value > max) throw invalid(["query", "limit"], `limit must be from 1 to ${max}`);
+  return value;
+}
+
+/** Longest text a queued message may have (as a run's task). */
+const MAX_MESSAGE_CHARS = 100_000;
+const MAX_DEDUPE_KEY_CHARS = 256;
+
+export function queueMessageInput(req: runs.QueueMessageRequest): QueueMessageInput {
+  if (!req.text.trim()) throw invalid(["body", "text"], "text must not be empty");
+  if (req.text.length > MAX_MESSAGE_CHARS) {
+    throw invalid(["body", "text"], `text must be at most ${MAX_MESSAGE_CHARS} characters`);
+  }
+  const dedupeKey = req.dedupeKey || null;
+  if (dedupeKey !== null && dedupeKey.length > MAX_DEDUPE_KEY_CHARS) {
+    throw invalid(["header", "x-v4-queue-deduplicate"], `at most ${MAX_DEDUPE_KEY_CHARS} characters`);
+  }
+  return { text: req.text, interrupt: req.interrupt, dedupeKey };
+}
+
+/** A message id from the caller: a positive integer, or it names no message. */
+export function messageIdOf(value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new NotFoundError("Queued message not found");
   return value;
 }

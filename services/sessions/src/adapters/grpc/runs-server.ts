@@ -3,8 +3,9 @@ import type { runs } from "@bas/proto";
 import { type HandlerLog, unaryService } from "@bas/service-kit";
 import type { ConversationRecord, RunRecord } from "../../app/ports";
 import type { Runs } from "../../app/runs";
+import type { QueuedMessage } from "../../domain/queue";
 import { deadlineOfCall } from "./deadline-of-call";
-import { createRunInput, limitOf, projectIdOf, runIdOf, sessionIdOf } from "./requests";
+import { createRunInput, limitOf, messageIdOf, projectIdOf, queueMessageInput, runIdOf, sessionIdOf } from "./requests";
 
 function toProtoRun(r: RunRecord): runs.Run {
   return {
@@ -22,6 +23,18 @@ function toProtoRun(r: RunRecord): runs.Run {
     totalCostUsd: r.totalCostUsd,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
+  };
+}
+
+function toProtoMessage(sessionId: string, m: QueuedMessage): runs.QueuedMessage {
+  return {
+    id: m.id,
+    sessionId,
+    runId: m.runId ?? undefined,
+    mode: m.mode,
+    status: m.status,
+    text: m.text,
+    createdAt: new Date(m.createdAt),
   };
 }
 
@@ -77,6 +90,26 @@ export function runsServer(r: Runs, log?: HandlerLog): runs.RunsServer {
           nextCursor: page.nextCursor ?? undefined,
           hasMore: page.hasMore,
         };
+      },
+      queueMessage: async (req: runs.QueueMessageRequest) => {
+        const sessionId = sessionIdOf(req.sessionId);
+        const message = await r.queueMessage(projectIdOf(req.projectId), sessionId, queueMessageInput(req));
+        return toProtoMessage(sessionId, message);
+      },
+      listQueue: async (req: runs.ConversationRef): Promise<runs.ListQueueResponse> => {
+        const sessionId = sessionIdOf(req.sessionId);
+        const pending = await r.pendingMessages(projectIdOf(req.projectId), sessionId);
+        return { messages: pending.map((m) => toProtoMessage(sessionId, m)) };
+      },
+      getQueuedMessage: async (req: runs.QueuedMessageRef) => {
+        const sessionId = sessionIdOf(req.sessionId);
+        const message = await r.queuedMessage(projectIdOf(req.projectId), sessionId, messageIdOf(req.messageId));
+        return toProtoMessage(sessionId, message);
+      },
+      cancelQueuedMessage: async (req: runs.QueuedMessageRef) => {
+        const sessionId = sessionIdOf(req.sessionId);
+        const message = await r.cancelQueuedMessage(projectIdOf(req.projectId), sessionId, messageIdOf(req.messageId));
+        return toProtoMessage(sessionId, message);
       },
     },
     log,

@@ -24,4 +24,6 @@ export type SessionEventContract = [
   Assignable<Data<events.SessionTimedOut>, sessions.SessionTimedOut>,
   Assignable<Data<events.SessionDeleted>, sessions.SessionDeleted>,
   Assignable<Data<events.RecordingAdded>, sessions.RecordingAdded>,
+  Assignable<Data<events.MessageQueued>, sessions.MessageQueued>,
+  Assignable<Data<events.QueuedMessageCancelled>, sessions.QueuedMessageCancelled>,
 ];

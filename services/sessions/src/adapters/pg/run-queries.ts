@@ -1,4 +1,5 @@
 import { type Kysely, sql } from "kysely";
+import { emptyQueue, type MessageQueue } from "../../domain/queue";
 import { type RunStatus, shownRunStatus, TERMINAL_RUN_STATUSES } from "../../domain/run-view";
 import type { ConversationRecord, KeysetPage, RunQueries, RunRecord } from "../../app/ports";
 import { decodeCursor, encodeCursor, type Keyset } from "./keyset-cursor";
@@ -165,6 +166,19 @@ export function createRunQueries(db: Kysely<SessionsDb>, options: RunQueriesOpti
         .limit(page.limit + 1)
         .execute();
       return pageOf(rows.map(conversationOf), page.limit, (c) => ({ at: c.createdAt, id: c.sessionId }));
+    },
+
+    async queue(projectId, sessionId) {
+      // The session's own fold (sessions_view) holds its queue: one row by primary key.
+      const row = await db
+        .selectFrom("sessions_view")
+        .select(sql<MessageQueue | null>`doc->'queue'`.as("queue"))
+        .where("id", "=", sessionId)
+        .where("project_id", "=", projectId)
+        .where("api", "=", "v4")
+        .where("deleted", "=", false)
+        .executeTakeFirst();
+      return row ? (row.queue ?? emptyQueue()) : undefined;
     },
   };
 

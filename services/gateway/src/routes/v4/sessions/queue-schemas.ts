@@ -1,0 +1,59 @@
+import type { runs } from "@bas/proto";
+import { z } from "zod";
+import { DateTime, queryInt, Uuid } from "../../../schemas/common";
+
+export const QueueMessageRequest = z
+  .strictObject({
+    text: z.string().min(1).max(100_000).describe("What to tell the agent: it runs as the session's next turn."),
+    interrupt: z
+      .boolean()
+      .default(false)
+      .describe("Cancel the session's active run and run this straight after it (on an idle session: just run)."),
+  })
+  .meta({ id: "QueueMessageRequest" });
+
+export const QUEUED_MESSAGE_STATUSES = [
+  "pending",
+  "dispatching",
+  "consumed",
+  "cancelled",
+  "superseded",
+  "failed",
+] as const;
+
+export const QueuedMessage = z
+  .object({
+    id: z.int().describe("1, 2, 3… within the session."),
+    sessionId: Uuid,
+    runId: Uuid.nullable().describe("The run the message became, once dispatched."),
+    mode: z.enum(["queue", "interrupt"]),
+    status: z
+      .enum(QUEUED_MESSAGE_STATUSES)
+      .describe(
+        "pending: waits for the active run to end; dispatching: its run was created; consumed: its run started; " +
+          "cancelled: taken back, or its run cancelled before it started; superseded: a later interrupt cancelled " +
+          "its run before it started; failed: the session ended first, or its run failed before it started.",
+      ),
+    text: z.string(),
+    createdAt: DateTime,
+  })
+  .meta({ id: "QueuedMessage" });
+
+export const QueueListResponse = z.object({ queue: z.array(QueuedMessage) }).meta({ id: "QueueListResponse" });
+
+export const QueuedMessageParams = z.object({
+  id: Uuid.describe("Session id (UUID)."),
+  messageId: queryInt({ min: 0, default: 0, description: "The message's id within the session." }),
+});
+
+export function toQueuedMessage(m: runs.QueuedMessage): z.input<typeof QueuedMessage> {
+  return {
+    id: m.id,
+    sessionId: m.sessionId,
+    runId: m.runId ?? null,
+    mode: m.mode as "queue" | "interrupt",
+    status: m.status as (typeof QUEUED_MESSAGE_STATUSES)[number],
+    text: m.text,
+    createdAt: (m.createdAt ?? new Date(0)).toISOString(),
+  };
+}

@@ -1,0 +1,19 @@
+import { defineRoute } from "../../../http/route";
+import { IdParams } from "../../../schemas/common";
+import { QueueListResponse, toQueuedMessage } from "./queue-schemas";
+
+export const route = defineRoute({
+  method: "get",
+  path: "/api/v4/sessions/{id}/queue",
+  auth: "api-key",
+  operationId: "listSessionQueue",
+  summary: "The session's messages that still wait, oldest first",
+  tags: ["Sessions"],
+  request: { params: IdParams },
+  responses: { 200: { description: "The pending messages", schema: QueueListResponse } },
+  errors: [404],
+  async handler({ params, project, signal }, deps) {
+    const { messages } = await deps.runs.listQueue({ projectId: project.projectId, sessionId: params.id }, { signal });
+    return { body: { queue: messages.map(toQueuedMessage) } };
+  },
+});
