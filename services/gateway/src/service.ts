@@ -20,6 +20,7 @@ import { createModelRouteCheck } from "./app/model-route-check";
 import { createOwnKeyCheck } from "./app/own-key-check";
 import { createHealthCheck } from "./app/health";
 import { createProjectAdmin } from "./app/project-admin";
+import { createChangeNotices } from "./app/change-notices";
 import { createSessionCache } from "./app/session-cache";
 import type { GatewayConfig } from "./config";
 import { createHttpApp } from "./http/create-app";
@@ -110,10 +111,13 @@ export function startGatewayService(config: GatewayConfig): Promise<GatewayServi
       maxEntries: 50_000,
     });
     cleanup.defer(() => sessionCache.close());
+    const changeNotices = createChangeNotices(nats.nc, streams);
+    cleanup.defer(() => changeNotices.close());
     let document: object | undefined;
     const deps: GatewayDeps = {
       ...clients,
       sessionCache,
+      changeNotices,
       requireCredit: createCreditCheck(config.BILLING_ADDR ? clients.billing : undefined),
       requireOwnKey: createOwnKeyCheck(config.RUNNER_ADDR ? clients.runner : undefined),
       requireModelRoute: createModelRouteCheck(config.RUNNER_ADDR ? clients.runner : undefined),

@@ -102,7 +102,8 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     const messages = runnerFor(messagesProjection());
     const costs = runnerFor(sessionCostsProjection(), announceChanges);
     const browsers = runnerFor(sessionBrowsersProjection());
-    const runViews = runnerFor(runsProjection());
+    // Run events are pushed (SSE) as they are committed: the same notice wakes the gateways' event streams.
+    const runViews = runnerFor(runsProjection(), announceChanges);
     const runCosts = runnerFor(runCostsProjection());
     const readModelRunners = [views, messages, costs, browsers, runViews, runCosts];
     const readYourWrites: ReadYourWrites = {

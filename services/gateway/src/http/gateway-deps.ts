@@ -7,6 +7,7 @@ import type { CreditCheck } from "../app/credit-check";
 import type { HealthReport } from "../app/health";
 import type { ModelRouteCheck } from "../app/model-route-check";
 import type { OwnKeyCheck } from "../app/own-key-check";
+import type { ChangeNotices } from "../app/change-notices";
 import type { SessionCache } from "../app/session-cache";
 
 /**
@@ -16,6 +17,8 @@ import type { SessionCache } from "../app/session-cache";
 export interface GatewayDeps {
   sessions: PromiseClient<InstanceType<typeof sessions.SessionsClient>>;
   runs: PromiseClient<InstanceType<typeof runs.RunsClient>>;
+  /** Wakes event streams (SSE) when the sessions service committed news of a session. */
+  changeNotices: ChangeNotices;
   browserPool: PromiseClient<InstanceType<typeof browserPool.BrowserPoolClient>>;
   billing: PromiseClient<InstanceType<typeof billing.BillingClient>>;
   /** Throws `insufficient_credit` (402) when the project may not start more work. */
