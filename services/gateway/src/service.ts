@@ -27,6 +27,7 @@ import { createHttpApp } from "./http/create-app";
 import { createProjectRateLimit } from "./http/rate-limit";
 import type { GatewayDeps } from "./http/gateway-deps";
 import { buildOpenApiDocument } from "./http/openapi";
+import { API_DOCUMENTS, type ApiVersion, apiVersionOf } from "./http/api-versions";
 import type { AnyRoute } from "./http/route";
 import * as registered from "./routes";
 
@@ -113,7 +114,7 @@ export function startGatewayService(config: GatewayConfig): Promise<GatewayServi
     cleanup.defer(() => sessionCache.close());
     const changeNotices = createChangeNotices(nats.nc, streams);
     cleanup.defer(() => changeNotices.close());
-    let document: object | undefined;
+    const documents = new Map<ApiVersion, object>();
     const deps: GatewayDeps = {
       ...clients,
       sessionCache,
@@ -130,13 +131,16 @@ export function startGatewayService(config: GatewayConfig): Promise<GatewayServi
       models: loadModelCatalog(config.MODEL_CATALOG),
       publicUrl,
       health,
-      openApiDocument: () => {
-        document ??= buildOpenApiDocument(ROUTES, deps, {
-          title: "Browser agent service API",
-          version: "3.0.0",
-          description: "Session API (v3): tasks for a hosted browser agent. Authenticate with X-Service-API-Key.",
-          serverUrl: publicUrl,
-        });
+      openApiDocument: (version) => {
+        let document = documents.get(version);
+        if (!document) {
+          document = buildOpenApiDocument(
+            ROUTES.filter((r) => apiVersionOf(r.path) === version),
+            deps,
+            API_DOCUMENTS[version](publicUrl),
+          );
+          documents.set(version, document);
+        }
         return document;
       },
       log,

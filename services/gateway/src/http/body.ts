@@ -1,5 +1,6 @@
 import { bodyParser } from "@koa/bodyparser";
 import type { Context } from "koa";
+import { HttpError } from "./http-error";
 import { RequestValidationError } from "./validation-error";
 
 /**
@@ -22,5 +23,20 @@ export function createBodyReader(maxBytes: number): (ctx: Context) => Promise<un
     await parse(ctx, async () => undefined);
     const raw = (ctx.request as { rawBody?: string }).rawBody;
     return raw === undefined || raw.trim() === "" ? undefined : ctx.request.body;
+  };
+}
+
+/**
+ * Reads and drops the body of a request to a route that takes none (a GET with a body). Answered without reading it,
+ * the connection would be closed with unread data in it, which resets it (TCP RST) and can cut the answer off before
+ * the caller has it all. More than `maxBytes` is a 413, as for any body.
+ */
+export function createBodyDiscarder(maxBytes: number): (ctx: Context) => Promise<void> {
+  return async (ctx) => {
+    let seen = 0;
+    for await (const chunk of ctx.req) {
+      seen += (chunk as Buffer).length;
+      if (seen > maxBytes) throw new HttpError(413, "Request body too large");
+    }
   };
 }

@@ -3,7 +3,7 @@ import Router from "@koa/router";
 import Koa, { type Context } from "koa";
 import type { Authenticator } from "../app/authenticator";
 import { authenticateRequest, API_KEY_HEADER } from "./auth";
-import { createBodyReader } from "./body";
+import { createBodyDiscarder, createBodyReader } from "./body";
 import { isClientDisconnect } from "./client-disconnect";
 import { errorMiddleware } from "./error-middleware";
 import type { GatewayDeps } from "./gateway-deps";
@@ -59,6 +59,7 @@ export function createHttpApp(routes: readonly AnyRoute[], deps: GatewayDeps, op
   app.use(errorMiddleware(deps.log));
 
   const readBody = createBodyReader(options.maxBodyBytes);
+  const discardBody = createBodyDiscarder(options.maxBodyBytes);
   // Every method Node parses counts as implemented, so that an unsupported one (TRACE, PROPFIND, M-SEARCH) on a known
   // path is a 405 with `Allow` like PUT is, and on an unknown path a 404, instead of the router's 501.
   const router = new Router({ methods: [...METHODS] });
@@ -70,7 +71,7 @@ export function createHttpApp(routes: readonly AnyRoute[], deps: GatewayDeps, op
         project = await authenticateRequest(ctx.get(API_KEY_HEADER), options.authenticator);
         await options.rateLimit.admit(project.projectId);
       }
-      const body = schemas.body ? await readBody(ctx) : undefined;
+      const body = schemas.body ? await readBody(ctx) : await discardBody(ctx);
       const valid = validateRequest(schemas, { params: ctx.params, query: ctx.query, body });
       const result = await route.handler(
         { ...valid, project, headers: ctx.headers, signal: abortOnDisconnect(ctx) },

@@ -7,6 +7,7 @@ import type { CreditCheck } from "../app/credit-check";
 import type { HealthReport } from "../app/health";
 import type { ModelRouteCheck } from "../app/model-route-check";
 import type { OwnKeyCheck } from "../app/own-key-check";
+import type { ApiVersion } from "./api-versions";
 import type { ChangeNotices } from "../app/change-notices";
 import type { SessionCache } from "../app/session-cache";
 
@@ -36,7 +37,7 @@ export interface GatewayDeps {
   /** The gateway's public base URL (no trailing slash). */
   publicUrl: string;
   health(): Promise<HealthReport>;
-  /** The generated OpenAPI document of every registered route. */
-  openApiDocument(): object;
+  /** The generated OpenAPI document of one API version (its routes). */
+  openApiDocument(version: ApiVersion): object;
   log: Logger;
 }

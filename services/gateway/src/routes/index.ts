@@ -7,6 +7,9 @@ export { route as healthz } from "./meta/healthz.get";
 export { route as openApiDocument } from "./meta/openapi.get";
 export { route as docsPage } from "./meta/docs.get";
 export { route as docsAsset } from "./meta/docs-asset.get";
+export { v4Route as v4OpenApiDocument } from "./meta/openapi.get";
+export { v4Route as v4DocsPage } from "./meta/docs.get";
+export { v4Route as v4DocsAsset } from "./meta/docs-asset.get";
 export { route as blob } from "./blobs/get.get";
 
 export { route as v3ListSessions } from "./v3/sessions/list.get";

@@ -1,3 +1,4 @@
+import type { ApiVersion } from "../../http/api-versions";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
@@ -21,11 +22,12 @@ export function docsAsset(name: string): Buffer | undefined {
   return data;
 }
 
-export const DOCS_PAGE = `<!doctype html>
+/** The swagger-ui page of one API version; it loads that version's document (relative: any base path works). */
+export const docsPage = (version: ApiVersion) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
-  <title>Browser agent service API</title>
+  <title>Browser agent service API (${version})</title>
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <link rel="stylesheet" href="docs/swagger-ui.css">
   <link rel="icon" type="image/png" href="docs/favicon-32x32.png">

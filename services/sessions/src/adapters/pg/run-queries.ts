@@ -121,17 +121,17 @@ export function createRunQueries(db: Kysely<SessionsDb>, options: RunQueriesOpti
     },
 
     async events(runId, after, limit) {
-      const [rows, run] = await Promise.all([
-        db
-          .selectFrom("v4_run_events")
-          .selectAll()
-          .where("run_id", "=", runId)
-          .where("id", ">", String(after))
-          .orderBy("id")
-          .limit(limit + 1)
-          .execute(),
-        db.selectFrom("v4_runs").select("status").where("id", "=", runId).executeTakeFirst(),
-      ]);
+      // The status first, the events after: a run seen ended wrote its last event in the same transaction, so the
+      // second read has it. (Read together, or the other way round, a run could be seen ended without it.)
+      const run = await db.selectFrom("v4_runs").select("status").where("id", "=", runId).executeTakeFirst();
+      const rows = await db
+        .selectFrom("v4_run_events")
+        .selectAll()
+        .where("run_id", "=", runId)
+        .where("id", ">", String(after))
+        .orderBy("id")
+        .limit(limit + 1)
+        .execute();
       const events = rows.slice(0, limit).map((r) => ({
         id: Number(r.id),
         runId: r.run_id,
@@ -139,7 +139,6 @@ export function createRunQueries(db: Kysely<SessionsDb>, options: RunQueriesOpti
         type: r.type,
         data: r.data,
       }));
-      // Read after the events: a run seen ended had written its last event before.
       const complete = !!run && TERMINAL_RUN_STATUSES.includes(run.status as RunStatus);
       return { events, hasMore: rows.length > limit, complete };
     },
