@@ -6,7 +6,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { blobBucketName } from "@bas/blobs";
 import { type BrowserPoolService, loadBrowserPoolConfig, startBrowserPoolService } from "@bas/browser-pool";
 import { loadSessionsConfig, type SessionsService, startSessionsService } from "@bas/sessions";
-import { createTestInfra, natsUrl, type TestInfra } from "@bas/testing";
+import { freePort } from "@bas/embedded-infra";
+import { createTestInfra, natsUrl, type ServiceProcess, spawnServiceProcess, type TestInfra } from "@bas/testing";
 import { type BillingService, loadBillingConfig, startBillingService } from "@bas/billing";
 import { type GatewayService, loadGatewayConfig, startGatewayService } from "@bas/gateway";
 import { gateway as gatewayProto } from "@bas/proto";
@@ -33,12 +34,17 @@ export interface AgentStack {
   runner: RunnerService;
   /** The gRPC addresses of the gateway (ProjectAdmin), the runner and billing, as `npm start` publishes them. */
   grpc: { GATEWAY_ADDR: string; RUNNER_ADDR: string; BILLING_ADDR: string };
+  /** The gateway's base URL and the bootstrap key, for calls `request` cannot make (headers of their own). */
+  baseUrl: string;
+  apiKey: string;
   /** A REST call with the bootstrap key, or with `key`. */
   request(method: string, path: string, body?: unknown, key?: string): Promise<Reply>;
   /** The API key of a new project (through the gateway's `ProjectAdmin`), for a second tenant. */
   newProjectKey(): Promise<string>;
   /** Polls GET /api/v3/sessions/{id} until `done` holds (every `intervalMs`, default 150). */
   waitFor(id: string, done: (session: any) => boolean, timeoutMs?: number, intervalMs?: number): Promise<any>;
+  /** With `sessionsProcess`: kill -9 the sessions service, and start it again on the same port. */
+  sessions?: { kill(): Promise<void>; restart(): Promise<void> };
   close(): Promise<void>;
 }
 
@@ -46,6 +52,8 @@ export interface AgentStack {
 export interface AgentStackOptions {
   browserPoolEnv?: Record<string, string>;
   runnerEnv?: Record<string, string>;
+  /** Run the sessions service as a process of its own, which the test may kill -9 (default: in this process). */
+  sessionsProcess?: boolean;
 }
 
 export async function startAgentStack(options: AgentStackOptions = {}): Promise<AgentStack> {
@@ -63,15 +71,31 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
   try {
     const billing: BillingService = await startBillingService(loadBillingConfig({ ...common, METRICS_PORT: "0" }));
     started.push(billing);
-    const sessions: SessionsService = await startSessionsService(
-      loadSessionsConfig({
-        ...common,
-        SECRETS_KEY: randomBytes(32).toString("hex"),
-        BILLING_ADDR: `127.0.0.1:${billing.grpcPort}`,
-      }),
-      { ackWaitMs: 1_000 },
-    );
-    started.push(sessions);
+    const sessionsEnv = {
+      ...common,
+      SECRETS_KEY: randomBytes(32).toString("hex"),
+      BILLING_ADDR: `127.0.0.1:${billing.grpcPort}`,
+    };
+    let sessions: { grpcPort: number };
+    let sessionsProcess: ServiceProcess | undefined;
+    const spawnSessions = async (port: number) => {
+      sessionsProcess = await spawnServiceProcess({
+        entry: "services/sessions/src/main.ts",
+        readyMessage: "sessions service ready",
+        env: { ...sessionsEnv, GRPC_PORT: String(port) },
+      });
+    };
+    if (options.sessionsProcess) {
+      sessions = { grpcPort: await freePort() };
+      await spawnSessions(sessions.grpcPort);
+      started.push({ close: () => sessionsProcess!.kill("SIGTERM") });
+    } else {
+      const inProcess: SessionsService = await startSessionsService(loadSessionsConfig(sessionsEnv), {
+        ackWaitMs: 1_000,
+      });
+      started.push(inProcess);
+      sessions = inProcess;
+    }
     const browserPool = await startBrowserPoolService(
       loadBrowserPoolConfig({
         ...common,
@@ -138,6 +162,8 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
       infra,
       sites,
       llm,
+      baseUrl: base,
+      apiKey,
       browserPool,
       runner,
       request,
@@ -160,6 +186,14 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
         }
         throw new Error(`session ${id} did not reach the expected state; last: ${JSON.stringify(last)}`);
       },
+      ...(options.sessionsProcess
+        ? {
+            sessions: {
+              kill: () => sessionsProcess!.kill("SIGKILL"),
+              restart: () => spawnSessions(sessions.grpcPort),
+            },
+          }
+        : {}),
       async close() {
         for (const s of started.reverse()) await s.close().catch(() => undefined);
         await Promise.all([sites.close(), llm.close()]);

@@ -1,0 +1,244 @@
+/**
+ * v4 run reads under load, with 100,000 runs in the database: gateway + sessions service as their own processes,
+ * autocannon with 100 connections over random runs.
+ *   GET /api/v4/runs/{id}/status   target ≥ 3,000 req/s, p99 < 15 ms, and ≥ 1.5× the full read below
+ *   GET /api/v4/runs/{id}          the full read, measured in the same run as the baseline
+ * Then event → SSE delivery: runs with an open event stream each, a step reported through the runner's gRPC API, and
+ * the time until that step's event reaches the stream's reader (target p99 < 50 ms).
+ *
+ * The 100,000 runs: a few are made through the API; the rest are rows written straight into the v4 read model with
+ * the same shape (a read benchmark needs the rows, not 100,000 agent runs). `BENCH_SECONDS` sets each load's length.
+ */
+import type { ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import autocannon from "autocannon";
+import pg from "pg";
+import { freePort } from "@bas/embedded-infra";
+import { sessions } from "@bas/proto";
+import { checkGrpcHealth, connectClient } from "@bas/service-kit";
+import { benchInfra } from "./support/infra";
+import { startServiceProcess, waitUntil } from "./support/processes";
+import { percentile } from "./support/stats";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
+const CONNECTIONS = 100;
+const RUNS = 100_000;
+const STREAMS = 20;
+const STEPS_PER_STREAM = 15;
+
+async function load(title: string, url: string, key: string, paths: string[]) {
+  let i = 0;
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    headers: { "X-Service-API-Key": key },
+    requests: [{ setupRequest: (req: any) => ({ ...req, path: paths[i++ % paths.length] }) }],
+  });
+  const ok = (result.statusCodeStats as Record<string, { count: number }>)["200"]?.count ?? 0;
+  return {
+    title,
+    "req/s": Math.round(result.requests.average),
+    "p50 ms": result.latency.p50,
+    "p99 ms": result.latency.p99,
+    "max ms": result.latency.max,
+    requests: result.requests.total,
+    "non-200/errors": result.requests.total - ok + result.errors + result.timeouts,
+  };
+}
+
+/** Rows of the v4 read model for `count` runs of `projectId`, one conversation each, in batches. */
+async function seedRuns(databaseUrl: string, projectId: string, count: number) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    for (let done = 0; done < count; done += 10_000) {
+      const n = Math.min(10_000, count - done);
+      await client.query(
+        `with ids as (
+           select gen_random_uuid()::text as run_id, gen_random_uuid()::text as session_id,
+                  now() - (g * interval '1 second') as at
+           from generate_series(1, $2::int) g),
+         s as (insert into v4_sessions (session_id, project_id, workspace_id, model, sandbox_ready, latest_run_id,
+             created_at, updated_at)
+           select session_id, $1, null, 'svc-max', true, run_id, at, at from ids)
+         insert into v4_runs (id, session_id, project_id, task, title, model, status, result, error, input_tokens,
+             output_tokens, created_at, updated_at)
+           select run_id, session_id, $1, 'seeded task', 'Seeded', 'svc-max', 'completed', 'done', null, 1200, 300, at, at
+           from ids`,
+        [projectId, n],
+      );
+    }
+    const { rows } = await client.query("select id from v4_runs where project_id = $1 order by random() limit 5000", [
+      projectId,
+    ]);
+    return rows.map((r: { id: string }) => r.id);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Reads an SSE response, calling `onEvent` with each event's data as it arrives. */
+async function readStream(res: Response, onEvent: (data: any) => void) {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+    buffer += decoder.decode(chunk.value, { stream: true });
+    for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+      const data = buffer
+        .slice(0, end)
+        .split("\n")
+        .find((line) => line.startsWith("data: "));
+      buffer = buffer.slice(end + 2);
+      if (data) onEvent(JSON.parse(data.slice(6)));
+    }
+  }
+}
+
+/** Event → SSE delivery: from the step report being sent to its event reaching the stream's reader. */
+async function sseDelivery(url: string, key: string, reports: ReturnType<typeof runnerClient>) {
+  const latencies: number[] = [];
+  const streams = await Promise.all(
+    Array.from({ length: STREAMS }, async () => {
+      const res = await fetch(`${url}/api/v4/runs`, {
+        method: "POST",
+        headers: { "X-Service-API-Key": key, "Content-Type": "application/json" },
+        body: JSON.stringify({ task: "streamed" }),
+      });
+      const run = (await res.json()) as { id: string; sessionId: string };
+      await reports.sandboxReady({ sessionId: run.sessionId, browserId: `b-${run.id}` });
+      await reports.taskStarted({ sessionId: run.sessionId, taskId: run.id, title: "Streamed", attempt: 1 });
+      const controller = new AbortController();
+      const stream = await fetch(`${url}/api/v4/runs/${run.id}/events`, {
+        headers: { "X-Service-API-Key": key, Accept: "text/event-stream" },
+        signal: controller.signal,
+      });
+      const sentAt = new Map<number, number>();
+      const arrived = new Map<number, () => void>();
+      const reading = readStream(stream, (event) => {
+        const step = event.data?.step;
+        if (event.type !== "run.step" || !sentAt.has(step)) return;
+        latencies.push(performance.now() - sentAt.get(step)!);
+        arrived.get(step)?.();
+      }).catch(() => undefined);
+      return { run, sentAt, arrived, controller, reading };
+    }),
+  );
+  // The streams report one step at a time each, all of them at once: 20 runs stepping in parallel.
+  await Promise.all(
+    streams.map(async ({ run, sentAt, arrived }) => {
+      for (let step = 1; step <= STEPS_PER_STREAM; step++) {
+        const delivered = new Promise<void>((resolve) => arrived.set(step, resolve));
+        sentAt.set(step, performance.now());
+        await reports.stepRecorded({
+          sessionId: run.sessionId,
+          taskId: run.id,
+          step,
+          summary: `Step ${step}`,
+          messages: [],
+        });
+        await delivered;
+      }
+    }),
+  );
+  for (const s of streams) s.controller.abort();
+  await Promise.all(streams.map((s) => s.reading));
+  return latencies;
+}
+
+const runnerClient = (address: string) => connectClient(sessions.RunnerReportsClient, address);
+
+async function main() {
+  const infra = await benchInfra();
+  const namespace = `bench${randomBytes(4).toString("hex")}`;
+  const common = { NATS_URL: infra.natsUrl, DATABASE_URL: infra.databaseUrl, NAMESPACE: namespace, LOG_LEVEL: "warn" };
+  const sessionsPort = await freePort();
+  const gatewayPort = await freePort();
+  const key = `bas_bench_${randomBytes(16).toString("hex")}`;
+  const children: ChildProcess[] = [];
+  try {
+    children.push(
+      startServiceProcess("sessions", "services/sessions/src/main.ts", {
+        ...common,
+        GRPC_PORT: String(sessionsPort),
+        SECRETS_KEY: randomBytes(32).toString("hex"),
+        MAX_ACTIVE_SESSIONS_PER_PROJECT: "10000",
+      }),
+    );
+    await waitUntil("sessions", () => checkGrpcHealth(`127.0.0.1:${sessionsPort}`));
+    children.push(
+      startServiceProcess("gateway", "services/gateway/src/main.ts", {
+        ...common,
+        PORT: String(gatewayPort),
+        HOST: "127.0.0.1",
+        GRPC_PORT: String(await freePort()),
+        SESSIONS_ADDR: `127.0.0.1:${sessionsPort}`,
+        BOOTSTRAP_API_KEY: key,
+        BLOB_SIGNING_KEY: randomBytes(32).toString("hex"),
+        RATE_LIMIT_REQUESTS: "0",
+      }),
+    );
+    const url = `http://127.0.0.1:${gatewayPort}`;
+    await waitUntil("gateway", async () => (await fetch(`${url}/api/v4/openapi.json`)).ok);
+
+    // The project's id, from a run made through the API; then the other 99,999 as read-model rows.
+    const first = await fetch(`${url}/api/v4/runs`, {
+      method: "POST",
+      headers: { "X-Service-API-Key": key, "Content-Type": "application/json" },
+      body: JSON.stringify({ task: "the first run" }),
+    });
+    if (first.status !== 200) throw new Error(`creating a run failed: ${first.status} ${await first.text()}`);
+    const { id: firstId } = (await first.json()) as { id: string };
+    const client = new pg.Client({ connectionString: infra.databaseUrl });
+    await client.connect();
+    const projectId = (await client.query("select project_id from v4_runs where id = $1", [firstId])).rows[0]
+      .project_id;
+    await client.end();
+    const seededAt = performance.now();
+    const ids = await seedRuns(infra.databaseUrl, projectId, RUNS - 1);
+    console.log(`seeded ${RUNS - 1} runs in ${Math.round(performance.now() - seededAt)} ms`);
+
+    // Warm up connections and the JIT on both routes.
+    for (const path of [`/api/v4/runs/${ids[0]}/status`, `/api/v4/runs/${ids[0]}`])
+      await autocannon({ url: url + path, connections: 10, duration: 2, headers: { "X-Service-API-Key": key } });
+
+    const full = await load(
+      "GET /api/v4/runs/{id} (baseline)",
+      url,
+      key,
+      ids.map((id) => `/api/v4/runs/${id}`),
+    );
+    const status = await load(
+      "GET /api/v4/runs/{id}/status",
+      url,
+      key,
+      ids.map((id) => `/api/v4/runs/${id}/status`),
+    );
+    const latencies = await sseDelivery(url, key, runnerClient(`127.0.0.1:${sessionsPort}`));
+
+    console.log(`\n${RUNS} runs, ${CONNECTIONS} connections, ${SECONDS} s per load, gateway and sessions as processes`);
+    console.table([full, status]);
+    const ratio = status["req/s"] / full["req/s"];
+    const p99 = percentile(latencies, 99);
+    console.log(`status / full read throughput: ${ratio.toFixed(2)}×`);
+    console.log(
+      `event → SSE delivery over ${latencies.length} events (${STREAMS} streams): p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`,
+    );
+    const met = (ok: boolean) => (ok ? "met" : "NOT met");
+    console.log(`status ≥ 3,000 req/s with p99 < 15 ms: ${met(status["req/s"] >= 3000 && status["p99 ms"] < 15)}`);
+    console.log(`status ≥ 1.5× the full read: ${met(ratio >= 1.5)}`);
+    console.log(`SSE delivery p99 < 50 ms: ${met(p99 < 50)}`);
+  } finally {
+    for (const child of children.reverse()) {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+    }
+    await infra.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

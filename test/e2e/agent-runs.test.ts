@@ -1,0 +1,161 @@
+import { billing, gateway as gatewayProto } from "@bas/proto";
+import { connectClient } from "@bas/service-kit";
+import { type RecordedRequest, lastInputText, promptText, toolCallReply } from "../support/scripted-llm";
+import { type AgentStack, startAgentStack } from "./support/agent-stack";
+
+/** v4 runs with the real runner, browser pool and billing, and the scripted model. */
+let stack: AgentStack;
+beforeAll(async () => {
+  stack = await startAgentStack();
+});
+afterAll(() => stack?.close());
+
+const TERMINAL = ["completed", "failed", "cancelled"];
+
+/** Polls the cheap status endpoint until the run has ended, as the official client does; then the whole run. */
+async function finished(runId: string, timeoutMs = 45_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { body } = await stack.request("GET", `/api/v4/runs/${runId}/status`);
+    if (TERMINAL.includes(body.status)) return (await stack.request("GET", `/api/v4/runs/${runId}`)).body;
+    if (Date.now() > deadline) throw new Error(`run ${runId} is still ${body.status}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+function indexOf(request: RecordedRequest, pattern: RegExp): number {
+  for (const line of lastInputText(request).split("\n")) {
+    const match = /^\[(\d+)\](.*)$/.exec(line);
+    if (match && pattern.test(match[2])) return Number(match[1]);
+  }
+  throw new Error(`no element matching ${pattern}`);
+}
+
+/** A step the test lets go of when it wants: the run stays busy on it until then. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return {
+    open,
+    step:
+      <T>(reply: T) =>
+      () =>
+        opened.then(() => reply),
+  };
+}
+
+test("a run polled to completed: its result, and token and cost totals equal to billing's ledger of the run", async () => {
+  const { llm, sites } = stack;
+  llm.script("gpt-4o", [
+    toolCallReply(
+      "go_to_url",
+      { url: `${sites.url}/shop/product/pixelon-8` },
+      { usage: { promptTokens: 2000, completionTokens: 100 } },
+    ),
+    (req) =>
+      toolCallReply(
+        "done",
+        { success: true, text: `It costs ${/(\$[\d.,]+)/.exec(promptText(req))?.[1]}.` },
+        { usage: { promptTokens: 2400, completionTokens: 80 } },
+      ),
+  ]);
+  const created = await stack.request("POST", "/api/v4/runs", {
+    task: "What does the Pixelon 8 cost?",
+    model: "gpt-4o",
+  });
+  expect(created.status).toBe(200);
+  const run = await finished(created.body.id);
+  expect(run).toMatchObject({
+    status: "completed",
+    result: "It costs $699.00.",
+    error: null,
+    totalInputTokens: 4400,
+    totalOutputTokens: 180,
+  });
+
+  const admin = connectClient(gatewayProto.ProjectAdminClient, stack.grpc.GATEWAY_ADDR);
+  const projectId = (await admin.listProjects({})).projects.find((p) => p.name === "default")!.id;
+  admin.close();
+  const ledger = connectClient(billing.BillingClient, stack.grpc.BILLING_ADDR);
+  const totals = await ledger.getTotals({ projectId, runId: run.id });
+  ledger.close();
+  expect({ input: totals.inputTokens, output: totals.outputTokens, cost: totals.llmCostUsd }).toEqual({
+    input: run.totalInputTokens,
+    output: run.totalOutputTokens,
+    cost: run.totalCostUsd,
+  });
+  expect(Number(run.totalCostUsd)).toBeGreaterThan(0);
+});
+
+test("a follow-up run in the same session sees the earlier turn and uses the same browser (the cart it filled)", async () => {
+  const { llm, sites } = stack;
+  llm.script("gpt-4o-mini", [
+    toolCallReply("go_to_url", { url: `${sites.url}/shop/product/pixelon-8` }),
+    (req) => toolCallReply("click", { index: indexOf(req, /<button>Add to cart</) }),
+    toolCallReply("done", { success: true, text: "Added the Pixelon 8." }),
+    toolCallReply("go_to_url", { url: `${sites.url}/shop/cart` }),
+    (req) => toolCallReply("done", { success: true, text: /Total: \$[\d.]+/.exec(promptText(req))?.[0] ?? "empty" }),
+  ]);
+  const first = await stack.request("POST", "/api/v4/runs", {
+    task: "Add the Pixelon 8 to the cart.",
+    model: "gpt-4o-mini",
+  });
+  expect(await finished(first.body.id)).toMatchObject({ status: "completed" });
+  const second = await stack.request("POST", "/api/v4/runs", {
+    task: "What is the cart total?",
+    model: "gpt-4o-mini",
+    sessionId: first.body.sessionId,
+  });
+  expect(second.status).toBe(200);
+  expect(await finished(second.body.id)).toMatchObject({ status: "completed", result: "Total: $699.00" });
+  const followUp = llm.requests("gpt-4o-mini")[3];
+  expect(promptText(followUp)).toMatch(
+    /<earlier_turns>[\s\S]*Task: Add the Pixelon 8 to the cart\.\s+Result: Added the Pixelon 8\.[\s\S]*<\/earlier_turns>/,
+  );
+});
+
+test("the queue with a real runner: messages run in order after the busy run; interrupt cancels the active run and goes next", async () => {
+  const { llm, sites } = stack;
+  const hold = gate();
+  const interruptHold = gate();
+  llm.script("gpt-4.1", [
+    // The first run, busy until the test lets go.
+    hold.step(toolCallReply("go_to_url", { url: `${sites.url}/shop/` })),
+    toolCallReply("done", { success: true, text: "first done" }),
+    toolCallReply("done", { success: true, text: "a done" }),
+    // The run of "b" is busy when the interrupt comes: it never gets past this step.
+    interruptHold.step(toolCallReply("go_to_url", { url: `${sites.url}/shop/cart` })),
+    toolCallReply("done", { success: true, text: "urgent done" }),
+  ]);
+  const run = (await stack.request("POST", "/api/v4/runs", { task: "first", model: "gpt-4.1" })).body;
+  const s = `/api/v4/sessions/${run.sessionId}`;
+  const a = (await stack.request("POST", `${s}/queue`, { text: "a" })).body;
+  const b = (await stack.request("POST", `${s}/queue`, { text: "b" })).body;
+  expect([a.status, b.status]).toEqual(["pending", "pending"]);
+  hold.open();
+
+  // "a" runs after the first run, then "b"; the interrupt cancels b's run and runs straight after it.
+  const message = async (id: number) => (await stack.request("GET", `${s}/queue/${id}`)).body;
+  // b's run is busy once its first model call is in (held by the gate).
+  const deadline = Date.now() + 45_000;
+  while (llm.requests("gpt-4.1").length < 4) {
+    if (Date.now() > deadline) throw new Error("b never ran");
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  expect((await message(b.id)).status).toBe("consumed");
+  const urgent = (await stack.request("POST", `${s}/queue`, { text: "urgent", interrupt: true })).body;
+  expect(urgent.status).toBe("dispatching");
+  const runB = await finished((await message(b.id)).runId);
+  expect(runB.status).toBe("cancelled");
+  interruptHold.open();
+  expect(await finished(urgent.runId)).toMatchObject({ status: "completed", result: "urgent done" });
+  expect(await finished((await message(a.id)).runId)).toMatchObject({ result: "a done" });
+  expect(await finished(run.id)).toMatchObject({ result: "first done" });
+
+  // What the model was asked, in order: every message exactly once, each after the one before it ended.
+  const tasks = llm.requests("gpt-4.1").map((r) => /<task>\n([\s\S]*?)\n<\/task>/.exec(promptText(r))?.[1]);
+  expect(tasks).toEqual(["first", "first", "a", "b", "urgent"]);
+  expect((await stack.request("GET", `${s}/queue`)).body).toEqual({ queue: [] });
+});
