@@ -2,7 +2,7 @@ import { hostname, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { commonEnv, envPort, loadConfig } from "@bas/service-kit";
 import { z } from "zod";
-import { parseEgressRules } from "./adapters/network-proxy/egress-policy";
+import { parseEgressRules } from "@bas/egress-policy";
 
 const count = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 const wsUrl = z

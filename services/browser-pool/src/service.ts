@@ -16,7 +16,7 @@ import { createKubernetesDriver, loadKubeApi } from "./adapters/kubernetes/kuber
 import { createNumberPool } from "./domain/number-pool";
 import { createLocalDriver } from "./adapters/local/local-driver";
 import { checkSandboxTools } from "./adapters/local/sandbox";
-import { createEgressPolicy, type EgressRule, parseEgressRules } from "./adapters/network-proxy/egress-policy";
+import { createEgressPolicy, type EgressRule, parseEgressRules } from "@bas/egress-policy";
 import type { ResolveHost } from "./adapters/network-proxy/network-proxy";
 import { createUsagePublisher } from "./adapters/nats/usage-publisher";
 import { browserCostsProjection } from "./adapters/pg/browser-costs-projection";

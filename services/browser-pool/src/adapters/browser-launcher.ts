@@ -2,7 +2,7 @@ import type { Launched, Launcher } from "../app/ports";
 import type { BrowserDriver, RunningBrowser } from "../domain/browser-driver";
 import type { BrowserHandle } from "../domain/events";
 import type { BrowserSettings } from "../domain/browser-settings";
-import type { EgressPolicy } from "./network-proxy/egress-policy";
+import type { EgressPolicy } from "@bas/egress-policy";
 import { type NetworkProxy, type ResolveHost, startNetworkProxy, upstreamFor } from "./network-proxy/network-proxy";
 
 export interface LauncherOptions {

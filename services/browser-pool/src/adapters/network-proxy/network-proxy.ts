@@ -3,7 +3,7 @@ import type { LookupAddress } from "node:dns";
 import { lookup as systemLookup } from "node:dns/promises";
 import { createServer, isIP, type Server } from "node:net";
 import type { EgressAddress } from "../../domain/browser-driver";
-import type { EgressPolicy } from "./egress-policy";
+import type { EgressPolicy } from "@bas/egress-policy";
 
 /**
  * A browser's only way out to the network: a forward proxy that resolves each destination itself, refuses what the

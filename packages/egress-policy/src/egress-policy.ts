@@ -1,17 +1,17 @@
 import { BlockList, isIP } from "node:net";
 
 /**
- * Where a tenant's browser may connect. Public addresses are open; the host's loopback, private networks, link-local
- * (cloud metadata lives there), multicast and every other special-purpose range are closed, except the destinations
- * an operator opens with BROWSER_EGRESS_ALLOW. The stack's own addresses stay closed even when a range that holds
- * them is opened.
+ * Where something a tenant points us at may connect: its browser, its webhook endpoints. Public addresses are open;
+ * the host's loopback, private networks, link-local (cloud metadata lives there), multicast and every other
+ * special-purpose range are closed, except the destinations an operator opens (BROWSER_EGRESS_ALLOW,
+ * WEBHOOK_EGRESS_ALLOW). The stack's own addresses stay closed even when a range that holds them is opened.
  */
 export interface EgressPolicy {
   /** Undefined when `ip:port` may be reached; otherwise why not, in words for the person who asked. */
   refusal(ip: string, port: number): string | undefined;
 }
 
-/** One BROWSER_EGRESS_ALLOW / deny entry: an address or CIDR range, with a port or any port. */
+/** One allow or deny entry: an address or CIDR range, with a port or any port. */
 export interface EgressRule {
   network: string;
   prefix: number;
@@ -50,8 +50,6 @@ const CLOSED_RANGES: ReadonlyArray<[string, number, string]> = [
   ["ff00::", 8, "a multicast address"],
 ];
 
-const ALLOW_HINT = "open it with BROWSER_EGRESS_ALLOW if it is meant to be reachable";
-
 /**
  * Parses `host[:port]` / `CIDR[:port]` entries separated by commas (IPv6 in brackets when a port follows:
  * `[::1]:8080`). `localhost` stands for both loopback addresses. Throws with the bad entry named.
@@ -88,8 +86,16 @@ function parseEntry(raw: string): EgressRule[] {
   });
 }
 
-/** `deny` is read at every check, so a caller may add to it later (a port bound after the policy was made). */
-export function createEgressPolicy(options: { allow: readonly EgressRule[]; deny: readonly EgressRule[] }) {
+/**
+ * `deny` is read at every check, so a caller may add to it later (a port bound after the policy was made).
+ * `allowVariable` names the setting that opens a closed address, for the refusal's hint.
+ */
+export function createEgressPolicy(options: {
+  allow: readonly EgressRule[];
+  deny: readonly EgressRule[];
+  allowVariable?: string;
+}) {
+  const hint = `open it with ${options.allowVariable ?? "BROWSER_EGRESS_ALLOW"} if it is meant to be reachable`;
   const closed = CLOSED_RANGES.map(([network, prefix, what]) => {
     const list = new BlockList();
     list.addSubnet(network, prefix, isIP(network) === 6 ? "ipv6" : "ipv4");
@@ -104,7 +110,7 @@ export function createEgressPolicy(options: { allow: readonly EgressRule[]; deny
       if (matches(options.deny, ip, family, port)) return `${describe(ip, port)} is one of this service's own ports`;
       if (matches(options.allow, ip, family, port)) return undefined;
       const range = closed.find(({ list }) => list.check(ip, family));
-      return range ? `${describe(ip, port)} is ${range.what}; ${ALLOW_HINT}` : undefined;
+      return range ? `${describe(ip, port)} is ${range.what}; ${hint}` : undefined;
     },
   };
   return policy;

@@ -1,0 +1,1 @@
+export { createEgressPolicy, type EgressPolicy, type EgressRule, parseEgressRules } from "./egress-policy";
