@@ -5,3 +5,4 @@ export * as gateway from "./bas/v1/gateway";
 export * as runner from "./bas/v1/runner";
 export * as runs from "./bas/v1/runs";
 export * as sessions from "./bas/v1/sessions";
+export * as webhooks from "./bas/v1/webhooks";

@@ -1,4 +1,4 @@
-import { billing, gateway, runner } from "@bas/proto";
+import { billing, gateway, runner, webhooks } from "@bas/proto";
 import { connectClient } from "@bas/service-kit";
 import { loadStackEnv } from "./stack-env";
 
@@ -36,6 +36,7 @@ export function createClients() {
     projects: lazy("GATEWAY_ADDR", (a) => connectClient(gateway.ProjectAdminClient, a, DEADLINE_MS)),
     runner: lazy("RUNNER_ADDR", (a) => connectClient(runner.RunnerClient, a, DEADLINE_MS)),
     billing: lazy("BILLING_ADDR", (a) => connectClient(billing.BillingClient, a, DEADLINE_MS)),
+    webhooks: lazy("SESSIONS_ADDR", (a) => connectClient(webhooks.WebhooksClient, a, DEADLINE_MS)),
     close: () => {
       for (const client of opened) client.close();
     },

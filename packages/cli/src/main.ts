@@ -4,6 +4,7 @@ import { Command, CommanderError } from "commander";
 import { addBillingCommands } from "./commands/billing";
 import { addProjectCommands } from "./commands/projects";
 import { addProviderKeyCommands } from "./commands/provider-keys";
+import { addWebhookCommands } from "./commands/webhooks";
 import { CliError, createClients } from "./clients";
 import { type Output, print } from "./output";
 
@@ -12,8 +13,8 @@ async function main(argv: string[]): Promise<number> {
   const clients = createClients();
   const program = new Command("bas")
     .description(
-      "Projects, API keys, provider keys, credit and runners of a browser agent service. It finds the local " +
-        "stack (.data/stack.env, written by npm start) by itself; GATEWAY_ADDR, RUNNER_ADDR, BILLING_ADDR or " +
+      "Projects, API keys, provider keys, credit, webhooks and runners of a browser agent service. It finds the local " +
+        "stack (.data/stack.env, written by npm start) by itself; GATEWAY_ADDR, SESSIONS_ADDR, RUNNER_ADDR, BILLING_ADDR or " +
         "DATA_DIR point it elsewhere. A <project> is a name or an id.",
     )
     .option("--json", "print JSON instead of text")
@@ -23,6 +24,7 @@ async function main(argv: string[]): Promise<number> {
   addProjectCommands(program, clients, run);
   addProviderKeyCommands(program, clients, run);
   addBillingCommands(program, clients, run);
+  addWebhookCommands(program, clients, run);
 
   try {
     if (argv.length === 0) {

@@ -101,6 +101,24 @@ test("provider keys and credit take a project's name; an unknown project is refu
   expect((await bas(["runner", "status"])).out).toMatch(/^\d+ active task/);
 });
 
+test("webhooks: add prints the secret once; list, deliveries (the test event, still trying) and remove", async () => {
+  await bas(["projects", "create", "hooked"]);
+  // A public address: registered as is (this machine has no route to it, so its deliveries keep failing).
+  const added = await bas(["webhooks", "add", "hooked", "http://93.184.216.34/hooks", "--json"]);
+  expect(added.code).toBe(0);
+  const created = JSON.parse(added.out);
+  expect(created.secret).toMatch(/^whsec_/);
+  const list = await bas(["webhooks", "list", "hooked"]);
+  expect(list.out).toContain(`${created.endpoint.id}  http://93.184.216.34/hooks`);
+  expect(list.out).not.toContain(created.secret);
+  expect((await bas(["webhooks", "deliveries", "hooked", created.endpoint.id])).out).toMatch(/ test {2}pending {2}/);
+  const refused = await bas(["webhooks", "add", "hooked", "http://127.0.0.1:9/x"]);
+  expect(refused.code).toBe(1);
+  expect(refused.err).toContain("127.0.0.1:9 is a loopback address; open it with WEBHOOK_EGRESS_ALLOW");
+  expect((await bas(["webhooks", "remove", "hooked", created.endpoint.id])).out).toContain("removed");
+  expect((await bas(["webhooks", "list", "hooked"])).out).toContain("no webhooks");
+});
+
 test("without a stack to find, it says where it looked and what to do", async () => {
   const empty = mkdtempSync(join(tmpdir(), "bas-cli-empty-"));
   try {

@@ -1,4 +1,5 @@
 import { commonEnv, envPort, loadConfig } from "@bas/service-kit";
+import { parseEgressRules } from "@bas/egress-policy";
 import { z } from "zod";
 
 /** AES-256 needs 32 bytes: 64 hex characters or base64 of 32 bytes. */
@@ -33,8 +34,38 @@ const sessionsEnv = {
    * browser-pool or billing is down that long, it shows the status anyway (costs then follow when they can).
    */
   FINAL_COSTS_WAIT_MS: z.coerce.number().int().min(0).default(30_000),
-  /** Encrypts sensitiveData values at rest; required, so no deployment runs with a made-up key. */
+  /** Encrypts sensitiveData values and webhook secrets at rest; required, so no deployment runs with a made-up key. */
   SECRETS_KEY: secretsKey,
+  /**
+   * Closed addresses (loopback, private, link-local...) webhook endpoints may still use, as `host[:port]` or CIDR
+   * entries separated by commas (like BROWSER_EGRESS_ALLOW); everything public is open.
+   */
+  WEBHOOK_EGRESS_ALLOW: z
+    .string()
+    .default("")
+    .transform((value, ctx) => {
+      try {
+        return parseEgressRules(value);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
+  /** A failed delivery is tried again after this long, doubling up to WEBHOOK_RETRY_MAX_MS... */
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(5_000),
+  WEBHOOK_RETRY_MAX_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(60 * 60 * 1000),
+  /** ...until this long after the event; then it is given up (failed). */
+  WEBHOOK_RETRY_FOR_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(24 * 60 * 60 * 1000),
+  /** How long an endpoint has to answer a delivery. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
 };
 
 export type SessionsConfig = ReturnType<typeof loadSessionsConfig>;

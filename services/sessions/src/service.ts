@@ -8,13 +8,17 @@ import {
   type EventConsumer,
   streamNames,
 } from "@bas/event-store";
-import { runs, sessions } from "@bas/proto";
+import { createEgressPolicy } from "@bas/egress-policy";
+import { runs, sessions, webhooks } from "@bas/proto";
 import { connectNats, createGrpcServer, createLogger, type Logger, startWithCleanup } from "@bas/service-kit";
 import { sql } from "kysely";
 import { messagesProjection, createMessageQueries } from "./adapters/pg/messages-projection";
 import { createProjectLock, projectLockMigrations } from "./adapters/pg/project-lock";
 import type { SessionsDb } from "./adapters/pg/schema";
 import { createSecretsVault, secretsMigrations } from "./adapters/pg/secrets-vault";
+import { createWebhookStore, webhookMigrations } from "./adapters/pg/webhook-store";
+import { createWebhookPoster, endpointRefusal } from "./adapters/http/webhook-post";
+import { webhooksServer } from "./adapters/grpc/webhooks-server";
 import { sessionBrowsersProjection } from "./adapters/pg/session-browsers-projection";
 import { sessionCostsProjection } from "./adapters/pg/session-costs-projection";
 import { createSessionQueries, sessionsProjection } from "./adapters/pg/sessions-projection";
@@ -37,6 +41,8 @@ import { createSessionLifecycle } from "./app/session-lifecycle";
 import { createSessionReads } from "./app/session-reads";
 import { secretsCleanupReactor } from "./app/secrets-cleanup-reactor";
 import { startHealthMonitor } from "./app/health-monitor";
+import { startWebhookSender } from "./app/webhook-sender";
+import { createWebhooks } from "./app/webhooks";
 import type { SessionsConfig } from "./config";
 
 /** Connections of the create lock's own pool: creates of this many projects at once hold one each. */
@@ -52,6 +58,8 @@ export interface SessionsServiceDeps {
   readYourWritesTimeoutMs?: number;
   /** How often the health status is checked against real round trips to Postgres and NATS (default 1 s). */
   healthIntervalMs?: number;
+  /** How often the webhook sender looks for due deliveries (default 250 ms). */
+  webhookPollMs?: number;
 }
 
 export interface SessionsService {
@@ -78,7 +86,7 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     const lockDb = createDb<SessionsDb>(config.DATABASE_URL, { max: LOCK_CONNECTIONS, connectionTimeoutMs: 5_000 });
     cleanup.defer(() => lockDb.destroy());
     await ensureStreams(nats.jsm, streams);
-    await migrate(db, "sessions", { ...secretsMigrations, ...projectLockMigrations });
+    await migrate(db, "sessions", { ...secretsMigrations, ...projectLockMigrations, ...webhookMigrations });
 
     const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
     // Once a session's row is committed, say so (core NATS): gateways drop their cached copy of it.
@@ -164,6 +172,29 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     grpc.add(sessions.RunnerReportsService, runnerReportsServer(createRunnerReports(commands, vault), log));
     const runQueries = createRunQueries(db, { now, finalCostsWaitMs: config.FINAL_COSTS_WAIT_MS });
     grpc.add(runs.RunsService, runsServer(createRuns({ create, commands, queries: runQueries }), log));
+    const webhookPolicy = createEgressPolicy({
+      allow: config.WEBHOOK_EGRESS_ALLOW,
+      deny: [],
+      allowVariable: "WEBHOOK_EGRESS_ALLOW",
+    });
+    const webhookStore = createWebhookStore(db, config.SECRETS_KEY);
+    grpc.add(
+      webhooks.WebhooksService,
+      webhooksServer(
+        createWebhooks({ store: webhookStore, refusal: (url) => endpointRefusal(webhookPolicy, url) }),
+        log,
+      ),
+    );
+    const sender = startWebhookSender({
+      store: webhookStore,
+      post: createWebhookPoster(webhookPolicy, config.WEBHOOK_TIMEOUT_MS),
+      retryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
+      retryMaxMs: config.WEBHOOK_RETRY_MAX_MS,
+      retryForMs: config.WEBHOOK_RETRY_FOR_MS,
+      pollMs: deps.webhookPollMs ?? 250,
+      log,
+    });
+    cleanup.defer(() => sender.stop());
     const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
     cleanup.defer(() => grpc.close());
     const health = startHealthMonitor({

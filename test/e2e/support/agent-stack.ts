@@ -33,7 +33,7 @@ export interface AgentStack {
   browserPool: BrowserPoolService;
   runner: RunnerService;
   /** The gRPC addresses of the gateway (ProjectAdmin), the runner and billing, as `npm start` publishes them. */
-  grpc: { GATEWAY_ADDR: string; RUNNER_ADDR: string; BILLING_ADDR: string };
+  grpc: { GATEWAY_ADDR: string; SESSIONS_ADDR: string; RUNNER_ADDR: string; BILLING_ADDR: string };
   /** The gateway's base URL and the bootstrap key, for calls `request` cannot make (headers of their own). */
   baseUrl: string;
   apiKey: string;
@@ -156,6 +156,7 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
     return {
       grpc: {
         GATEWAY_ADDR: `127.0.0.1:${gateway.grpcPort}`,
+        SESSIONS_ADDR: `127.0.0.1:${sessions.grpcPort}`,
         RUNNER_ADDR: `127.0.0.1:${runner.grpcPort}`,
         BILLING_ADDR: `127.0.0.1:${billing.grpcPort}`,
       },

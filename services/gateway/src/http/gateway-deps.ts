@@ -1,6 +1,6 @@
 import type { BlobStore, BlobUrlSigner } from "@bas/blobs";
 import type { ModelCatalog } from "@bas/models";
-import type { billing, browserPool, runs, sessions } from "@bas/proto";
+import type { billing, browserPool, runs, sessions, webhooks } from "@bas/proto";
 import type { Logger, PromiseClient } from "@bas/service-kit";
 import type { BrowserCapacityCheck } from "../app/browser-capacity-check";
 import type { CreditCheck } from "../app/credit-check";
@@ -18,6 +18,7 @@ import type { SessionCache } from "../app/session-cache";
 export interface GatewayDeps {
   sessions: PromiseClient<InstanceType<typeof sessions.SessionsClient>>;
   runs: PromiseClient<InstanceType<typeof runs.RunsClient>>;
+  webhooks: PromiseClient<InstanceType<typeof webhooks.WebhooksClient>>;
   /** Wakes event streams (SSE) when the sessions service committed news of a session. */
   changeNotices: ChangeNotices;
   browserPool: PromiseClient<InstanceType<typeof browserPool.BrowserPoolClient>>;

@@ -31,6 +31,10 @@ export { route as v4QueueMessage } from "./v4/sessions/queue.post";
 export { route as v4ListQueue } from "./v4/sessions/queue.get";
 export { route as v4GetQueuedMessage } from "./v4/sessions/queue-message.get";
 export { route as v4CancelQueuedMessage } from "./v4/sessions/queue-message.delete";
+export { route as v4CreateWebhook } from "./v4/webhooks/create.post";
+export { route as v4ListWebhooks } from "./v4/webhooks/list.get";
+export { route as v4DeleteWebhook } from "./v4/webhooks/delete.delete";
+export { route as v4ListWebhookDeliveries } from "./v4/webhooks/deliveries.get";
 
 export { route as v4CreateBrowser } from "./v4/browsers/create.post";
 export { route as v4ListBrowsers } from "./v4/browsers/list.get";

@@ -1,4 +1,5 @@
 import type { MessageQueue } from "../domain/queue";
+import type { WebhookEvent } from "../domain/webhook-events";
 import type { RunStatus } from "../domain/run-view";
 import type { Session, SessionStatus } from "../domain/state";
 import type { CallDeadline } from "./call-deadline";
@@ -180,4 +181,58 @@ export interface RunQueries {
   ): Promise<KeysetPage<ConversationRecord>>;
   /** The conversation's message queue as the session's read model folded it; undefined: no such conversation. */
   queue(projectId: string, sessionId: string): Promise<MessageQueue | undefined>;
+}
+
+export interface WebhookEndpointRecord {
+  id: string;
+  url: string;
+  createdAt: Date;
+}
+
+export interface WebhookDeliveryRecord {
+  id: string;
+  eventType: string;
+  state: "pending" | "delivered" | "failed";
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  nextAttemptAt: Date | null;
+  deliveredAt: Date | null;
+  body: string;
+}
+
+/** A delivery the sender holds (leased) and must POST now. */
+export interface DueDelivery {
+  id: string;
+  url: string;
+  body: string;
+  attempts: number;
+  createdAt: Date;
+  secret: string;
+}
+
+export type AttemptOutcome = { status?: number; error?: string } & (
+  | { kind: "delivered" }
+  | { kind: "failed" }
+  | { kind: "retry"; retryAt: Date }
+);
+
+/** Webhook endpoints and their deliveries (the outbox). */
+export interface WebhookStore {
+  /** Registers the endpoint and queues `test` for it, at once. */
+  createEndpoint(
+    projectId: string,
+    url: string,
+    secret: string,
+    test: Omit<WebhookEvent, "projectId" | "occurredAt">,
+  ): Promise<WebhookEndpointRecord>;
+  listEndpoints(projectId: string): Promise<WebhookEndpointRecord[]>;
+  /** False when the project has no such endpoint. */
+  deleteEndpoint(projectId: string, endpointId: string): Promise<boolean>;
+  /** Newest first; undefined when the project has no such endpoint. */
+  listDeliveries(projectId: string, endpointId: string, limit: number): Promise<WebhookDeliveryRecord[] | undefined>;
+  /** Up to `limit` deliveries due now, leased for `leaseMs` (another sender skips them meanwhile). */
+  claimDue(limit: number, leaseMs: number): Promise<DueDelivery[]>;
+  recordAttempt(id: string, outcome: AttemptOutcome): Promise<void>;
 }

@@ -5,11 +5,13 @@ import {
   type runner,
   type runs,
   type sessions,
+  type webhooks,
   billing as billingProto,
   browserPool as browserPoolProto,
   runner as runnerProto,
   runs as runsProto,
   sessions as sessionsProto,
+  webhooks as webhooksProto,
 } from "@bas/proto";
 import { ClientError, connectClient, type PromiseClient } from "@bas/service-kit";
 
@@ -36,6 +38,8 @@ export interface ServiceClients {
   sessions: PromiseClient<InstanceType<typeof sessions.SessionsClient>>;
   /** The v4 run API, served by the sessions service. */
   runs: PromiseClient<InstanceType<typeof runs.RunsClient>>;
+  /** A project's webhook endpoints, served by the sessions service. */
+  webhooks: PromiseClient<InstanceType<typeof webhooks.WebhooksClient>>;
   browserPool: PromiseClient<InstanceType<typeof browserPool.BrowserPoolClient>>;
   billing: PromiseClient<InstanceType<typeof billing.BillingClient>>;
   runner: PromiseClient<InstanceType<typeof runner.RunnerClient>>;
@@ -49,6 +53,7 @@ export function createServiceClients(
   const clients = {
     sessions: client("sessions", sessionsProto.SessionsClient, addresses.sessions, deadlineMs),
     runs: client("sessions", runsProto.RunsClient, addresses.sessions, deadlineMs),
+    webhooks: client("sessions", webhooksProto.WebhooksClient, addresses.sessions, deadlineMs),
     browserPool: client("browser-pool", browserPoolProto.BrowserPoolClient, addresses.browserPool, deadlineMs),
     billing: client("billing", billingProto.BillingClient, addresses.billing, deadlineMs),
     runner: client("runner", runnerProto.RunnerClient, addresses.runner, deadlineMs),

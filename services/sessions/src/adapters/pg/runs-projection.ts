@@ -3,6 +3,8 @@ import { sql, type Transaction } from "kysely";
 import { SESSION_AGGREGATE, type SessionEvent } from "../../domain/events";
 import { type RunChange, runChangeOf, type RunStatus, TERMINAL_RUN_STATUSES } from "../../domain/run-view";
 import type { SessionsDb } from "./schema";
+import { runStatusWebhook } from "../../domain/webhook-events";
+import { enqueueWebhook } from "./webhook-store";
 
 /**
  * The v4 read model: conversations, their runs, and each run's events, from the events of sessions made through the
@@ -102,6 +104,10 @@ export function runsProjection(): Projection<SessionsDb, SessionEvent> {
       };
       await trx.updateTable("v4_sessions").set(sessionUpdate).where("session_id", "=", event.aggregateId).execute();
       if (!change) return;
+      const run = { id: change.runId, sessionId: event.aggregateId, projectId: session.project_id };
+      if (change.status && (await statusChanges(trx, change.runId, change.status))) {
+        await enqueueWebhook(trx, runStatusWebhook(run, change.status, event));
+      }
       if (event.type === "TaskDispatched") {
         await trx
           .insertInto("v4_runs")
@@ -140,6 +146,12 @@ export function runsProjection(): Projection<SessionsDb, SessionEvent> {
       }
     },
   };
+}
+
+/** Whether `status` is news for the run: it has none yet (being created), or another one that has not ended. */
+async function statusChanges(trx: Transaction<SessionsDb>, runId: string, status: RunStatus): Promise<boolean> {
+  const row = await trx.selectFrom("v4_runs").select("status").where("id", "=", runId).executeTakeFirst();
+  return !row || (row.status !== status && !TERMINAL_RUN_STATUSES.includes(row.status as RunStatus));
 }
 
 async function updateRun(trx: Transaction<SessionsDb>, change: RunChange, at: string) {

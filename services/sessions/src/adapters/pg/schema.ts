@@ -53,6 +53,34 @@ export interface SessionsDb {
     hidden: boolean;
     created_at: Timestamp;
   };
+  /** A project's webhook endpoints (source data, migrated); the secret sealed under SECRETS_KEY. */
+  webhook_endpoints: {
+    id: string;
+    project_id: string;
+    url: string;
+    iv: Buffer;
+    tag: Buffer;
+    sealed_secret: Buffer;
+    created_at: ColumnType<Date, string, never>;
+    deleted_at: ColumnType<Date | null, never, string>;
+  };
+  /** One row per event and endpoint: the outbox the sender works through, and the delivery log. */
+  webhook_deliveries: {
+    id: string;
+    endpoint_id: string;
+    project_id: string;
+    event_key: string;
+    event_type: string;
+    body: string;
+    state: ColumnType<string, string | undefined, string>;
+    attempts: ColumnType<number, number | undefined, number>;
+    next_attempt_at: ColumnType<Date, string, string>;
+    lease_until: ColumnType<Date | null, never, string | null>;
+    last_status: number | null;
+    last_error: string | null;
+    created_at: ColumnType<Date, string, never>;
+    delivered_at: ColumnType<Date | null, never, string>;
+  };
   /** Sessions created under the project lock that `sessions_view` may not show yet (see project-lock.ts). */
   session_create_reservations: {
     project_id: string;

@@ -18,6 +18,8 @@ import {
   ZERO_COSTS,
 } from "../../app/ports";
 import type { SessionsDb } from "./schema";
+import { sessionStatusWebhook } from "../../domain/webhook-events";
+import { enqueueWebhook } from "./webhook-store";
 
 /**
  * One row per session holding the aggregate's own fold (the same `evolve`), so a read is one indexed row and can
@@ -89,6 +91,8 @@ export function sessionsProjection(): Projection<SessionsDb, SessionEvent> {
           }),
         )
         .execute();
+      const webhook = sessionStatusWebhook(before, next, event);
+      if (webhook) await enqueueWebhook(trx, webhook);
     },
   };
 }
