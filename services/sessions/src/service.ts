@@ -29,7 +29,7 @@ import { runsServer } from "./adapters/grpc/runs-server";
 import { runnerReportsServer } from "./adapters/grpc/runner-reports-server";
 import { sessionsServer } from "./adapters/grpc/sessions-server";
 import { createWorkQueue } from "./adapters/nats/work-queue";
-import { budgetReactor } from "./adapters/nats/budget-reactor";
+import { runBudgetReactor, sessionBudgetReactor } from "./adapters/nats/budget-reactor";
 import { createSessionHandler } from "./app/create-session";
 import { dispatchReactor } from "./app/dispatch-reactor";
 import { startInactivityReactor } from "./app/inactivity-reactor";
@@ -129,12 +129,14 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
 
     const commands = createSessionCommands({ store, readModels: readYourWrites, now, newId, log });
     const queries = createSessionQueries(db, { now, finalCostsWaitMs: config.FINAL_COSTS_WAIT_MS });
+    const runQueries = createRunQueries(db, { now, finalCostsWaitMs: config.FINAL_COSTS_WAIT_MS });
     const vault = createSecretsVault(db, config.SECRETS_KEY);
     const workQueue = createWorkQueue(nats.js, streams);
     const reactors = [
       runnerFor(dispatchReactor({ load: commands.load, publish: workQueue.publish })),
       runnerFor(secretsCleanupReactor(vault)),
-      runnerFor(budgetReactor(commands, log)),
+      runnerFor(sessionBudgetReactor(commands, log)),
+      runnerFor(runBudgetReactor(commands, runQueries.sessionOfRun, log)),
     ];
     for (const runner of [...readModelRunners, ...reactors]) {
       cleanup.defer(() => runner.stop());
@@ -170,7 +172,6 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
       }),
     );
     grpc.add(sessions.RunnerReportsService, runnerReportsServer(createRunnerReports(commands, vault), log));
-    const runQueries = createRunQueries(db, { now, finalCostsWaitMs: config.FINAL_COSTS_WAIT_MS });
     grpc.add(runs.RunsService, runsServer(createRuns({ create, commands, queries: runQueries }), log));
     const webhookPolicy = createEgressPolicy({
       allow: config.WEBHOOK_EGRESS_ALLOW,

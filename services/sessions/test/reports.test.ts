@@ -1,5 +1,6 @@
 import { status } from "@grpc/grpc-js";
-import { billing, type sessions } from "@bas/proto";
+import { billing, runs, type sessions } from "@bas/proto";
+import { connectClient } from "@bas/service-kit";
 import { eventually } from "@bas/testing";
 import { createRequest, failure, type Harness, newProject, startHarness } from "./harness";
 
@@ -21,8 +22,8 @@ async function running(overrides: Partial<sessions.CreateSessionRequest> = {}) {
   return { sessionId: s.id, taskId: work.taskId, work };
 }
 
-async function appendLedger(sessionId: string, type: string, data: unknown) {
-  const ledger = { type: "ledger-session", id: sessionId };
+async function appendLedger(sessionId: string, type: string, data: unknown, ledgerType = "ledger-session") {
+  const ledger = { type: ledgerType, id: sessionId };
   await h.store.append(ledger, [{ type, data }], await h.store.version(ledger));
 }
 
@@ -181,6 +182,28 @@ test("BudgetExceeded stops the task: cost cap in the summary, verdict false, the
     const stale = await failure(h.reports.stepRecorded({ sessionId, taskId, step: 1, summary: "s", messages: [] }));
     expect(stale.code).toBe(status.FAILED_PRECONDITION);
   }
+});
+
+test("a v4 run's own ledger reaching its cap stops that run: failed, and the error says why", async () => {
+  const api = connectClient(runs.RunsClient, `127.0.0.1:${h.service.grpcPort}`);
+  const run = await api.createRun(
+    runs.CreateRunRequest.fromPartial({ projectId: project, task: "spend", model: "svc-max", maxCostUsd: "0.05" }),
+  );
+  const work = await h.takeAssignment();
+  expect(work.runId).toBe(run.id);
+  await h.reports.sandboxReady({ sessionId: run.sessionId, browserId: "b" });
+  await h.reports.taskStarted({ sessionId: run.sessionId, taskId: run.id, attempt: 1 });
+  const exceeded = billing.BudgetExceeded.toJSON(
+    billing.BudgetExceeded.fromPartial({ projectId: project, capUsd: "0.05", taskId: run.id, totals: totals("0.051") }),
+  );
+  // Billing's ledger of the run: its id is the run's, it does not name the session.
+  await appendLedger(run.id, "BudgetExceeded", exceeded, "ledger-run");
+  const ended = await eventually(
+    () => api.getRun({ projectId: project, runId: run.id }),
+    (r) => r.status !== "running",
+  );
+  expect(ended).toMatchObject({ status: "failed", error: "Task stopped: the cost cap of 0.05 USD was reached" });
+  api.close();
 });
 
 test("reports about unknown sessions are NOT_FOUND, bad fields INVALID_ARGUMENT", async () => {

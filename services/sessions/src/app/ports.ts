@@ -179,6 +179,8 @@ export interface RunQueries {
     projectId: string,
     page: { cursor: string | null; limit: number },
   ): Promise<KeysetPage<ConversationRecord>>;
+  /** The session a run belongs to, whatever its project (for billing's events about the run). */
+  sessionOfRun(runId: string): Promise<string | undefined>;
   /** The conversation's message queue as the session's read model folded it; undefined: no such conversation. */
   queue(projectId: string, sessionId: string): Promise<MessageQueue | undefined>;
 }

@@ -167,6 +167,11 @@ export function createRunQueries(db: Kysely<SessionsDb>, options: RunQueriesOpti
       return pageOf(rows.map(conversationOf), page.limit, (c) => ({ at: c.createdAt, id: c.sessionId }));
     },
 
+    async sessionOfRun(runId) {
+      const row = await db.selectFrom("v4_runs").select("session_id").where("id", "=", runId).executeTakeFirst();
+      return row?.session_id;
+    },
+
     async queue(projectId, sessionId) {
       // The session's own fold (sessions_view) holds its queue: one row by primary key.
       const row = await db
