@@ -25,6 +25,7 @@ export const SESSION_EVENT_TYPES = [
   "RecordingAdded",
   "MessageQueued",
   "QueuedMessageCancelled",
+  "SessionReopened",
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 

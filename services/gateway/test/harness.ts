@@ -7,7 +7,12 @@ import { type BillingService, loadBillingConfig, startBillingService } from "@ba
 import { type BrowserPoolService, loadBrowserPoolConfig, startBrowserPoolService } from "@bas/browser-pool";
 import { gateway as gatewayProto } from "@bas/proto";
 import { connectClient } from "@bas/service-kit";
-import { loadSessionsConfig, type SessionsService, startSessionsService } from "@bas/sessions";
+import {
+  loadSessionsConfig,
+  type SessionsService,
+  type SessionsServiceDeps,
+  startSessionsService,
+} from "@bas/sessions";
 import { createTestInfra, type TestInfra } from "@bas/testing";
 import { loadGatewayConfig } from "../src/config";
 import { type GatewayService, startGatewayService } from "../src/service";
@@ -56,6 +61,8 @@ export interface StackOptions {
   /** Extra gateway environment. */
   env?: Record<string, string>;
   sessionsEnv?: Record<string, string>;
+  /** What the sessions service is started with besides its environment (a clock of the test's, for one). */
+  sessionsDeps?: SessionsServiceDeps;
 }
 
 /** Real NATS + Postgres (from the jest global setup), the sessions service and the gateway, isolated by namespace. */
@@ -72,6 +79,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   if (options.sessions !== false) {
     sessions = await startSessionsService(
       loadSessionsConfig({ ...common, SECRETS_KEY: randomBytes(32).toString("hex"), ...options.sessionsEnv }),
+      options.sessionsDeps,
     );
   }
   const billing = options.billing

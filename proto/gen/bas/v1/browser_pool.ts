@@ -67,7 +67,11 @@ export interface StopBrowserRequest {
 export interface AcquireBrowserRequest {
   projectId: string;
   sessionId: string;
-  settings: BrowserSettings | undefined;
+  settings:
+    | BrowserSettings
+    | undefined;
+  /** The session was reopened after it ended (a v4 conversation that timed out): a new browser, not a refusal. */
+  reopened?: boolean | undefined;
 }
 
 export interface AcquiredBrowser {
@@ -845,7 +849,7 @@ export const StopBrowserRequest: MessageFns<StopBrowserRequest> = {
 };
 
 function createBaseAcquireBrowserRequest(): AcquireBrowserRequest {
-  return { projectId: "", sessionId: "", settings: undefined };
+  return { projectId: "", sessionId: "", settings: undefined, reopened: undefined };
 }
 
 export const AcquireBrowserRequest: MessageFns<AcquireBrowserRequest> = {
@@ -858,6 +862,9 @@ export const AcquireBrowserRequest: MessageFns<AcquireBrowserRequest> = {
     }
     if (message.settings !== undefined) {
       BrowserSettings.encode(message.settings, writer.uint32(26).fork()).join();
+    }
+    if (message.reopened !== undefined) {
+      writer.uint32(32).bool(message.reopened);
     }
     return writer;
   },
@@ -899,6 +906,14 @@ export const AcquireBrowserRequest: MessageFns<AcquireBrowserRequest> = {
             message.settings = BrowserSettings.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.reopened = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -924,6 +939,7 @@ export const AcquireBrowserRequest: MessageFns<AcquireBrowserRequest> = {
         ? globalThis.String(object.session_id)
         : "",
       settings: isSet(object.settings) ? BrowserSettings.fromJSON(object.settings) : undefined,
+      reopened: isSet(object.reopened) ? globalThis.Boolean(object.reopened) : undefined,
     };
   },
 
@@ -938,6 +954,9 @@ export const AcquireBrowserRequest: MessageFns<AcquireBrowserRequest> = {
     if (message.settings !== undefined) {
       obj.settings = BrowserSettings.toJSON(message.settings);
     }
+    if (message.reopened !== undefined) {
+      obj.reopened = message.reopened;
+    }
     return obj;
   },
 
@@ -951,6 +970,7 @@ export const AcquireBrowserRequest: MessageFns<AcquireBrowserRequest> = {
     message.settings = (object.settings !== undefined && object.settings !== null)
       ? BrowserSettings.fromPartial(object.settings)
       : undefined;
+    message.reopened = object.reopened ?? undefined;
     return message;
   },
 };

@@ -59,6 +59,11 @@ export interface TaskAssignment {
    * turn of a conversation.
    */
   earlierTurns: EarlierTurn[];
+  /**
+   * The session was reopened after it timed out: its browser is a new one, whatever browser-pool remembers of the
+   * session's end.
+   */
+  reopened?: boolean | undefined;
 }
 
 export interface EarlierTurn {
@@ -228,6 +233,7 @@ function createBaseTaskAssignment(): TaskAssignment {
     sensitiveDataKeys: [],
     runId: undefined,
     earlierTurns: [],
+    reopened: undefined,
   };
 }
 
@@ -277,6 +283,9 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
     }
     for (const v of message.earlierTurns) {
       EarlierTurn.encode(v!, writer.uint32(122).fork()).join();
+    }
+    if (message.reopened !== undefined) {
+      writer.uint32(128).bool(message.reopened);
     }
     return writer;
   },
@@ -414,6 +423,14 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
             message.earlierTurns.push(EarlierTurn.decode(reader, reader.uint32()));
             continue;
           }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.reopened = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -491,6 +508,7 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
         : globalThis.Array.isArray(object?.earlier_turns)
         ? object.earlier_turns.map((e: any) => EarlierTurn.fromJSON(e))
         : [],
+      reopened: isSet(object.reopened) ? globalThis.Boolean(object.reopened) : undefined,
     };
   },
 
@@ -541,6 +559,9 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
     if (message.earlierTurns?.length) {
       obj.earlierTurns = message.earlierTurns.map((e) => EarlierTurn.toJSON(e));
     }
+    if (message.reopened !== undefined) {
+      obj.reopened = message.reopened;
+    }
     return obj;
   },
 
@@ -566,6 +587,7 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
     message.sensitiveDataKeys = object.sensitiveDataKeys?.map((e) => e) || [];
     message.runId = object.runId ?? undefined;
     message.earlierTurns = object.earlierTurns?.map((e) => EarlierTurn.fromPartial(e)) || [];
+    message.reopened = object.reopened ?? undefined;
     return message;
   },
 };

@@ -457,6 +457,13 @@ export interface MessageQueued {
   dedupeKey?: string | undefined;
 }
 
+/**
+ * A v4 conversation whose browser had timed out takes a new turn: it is set up again (status created) and gets a
+ * new browser.
+ */
+export interface SessionReopened {
+}
+
 /** The caller took back a message that was still pending. */
 export interface QueuedMessageCancelled {
   messageId: number;
@@ -6944,6 +6951,58 @@ export const MessageQueued: MessageFns<MessageQueued> = {
     message.text = object.text ?? "";
     message.mode = object.mode ?? "";
     message.dedupeKey = object.dedupeKey ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSessionReopened(): SessionReopened {
+  return {};
+}
+
+export const SessionReopened: MessageFns<SessionReopened> = {
+  encode(_: SessionReopened, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionReopened {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionReopened();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): SessionReopened {
+    return {};
+  },
+
+  toJSON(_: SessionReopened): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionReopened>, I>>(base?: I): SessionReopened {
+    return SessionReopened.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionReopened>, I>>(_: I): SessionReopened {
+    const message = createBaseSessionReopened();
     return message;
   },
 };

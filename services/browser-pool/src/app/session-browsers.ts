@@ -28,9 +28,13 @@ export function createSessionBrowsers(deps: SessionBrowsersDeps) {
   const internalUrl = (browserId: string, secret: string) => cdpUrlFor(deps.cdpInternalUrl, browserId, secret);
 
   return {
-    /** Idempotent per session: the browser it already has while that runs, else a new one. */
-    acquire(input: { projectId: string; sessionId: string; settings?: BrowserSettingsInput }) {
+    /**
+     * Idempotent per session: the browser it already has while that runs, else a new one. `reopened`: the session
+     * ended and was set up again (a v4 conversation that timed out), so its end no longer stands.
+     */
+    acquire(input: { projectId: string; sessionId: string; settings?: BrowserSettingsInput; reopened?: boolean }) {
       return sessionLock(input.sessionId, async () => {
+        if (input.reopened) ended.delete(input.sessionId);
         if (ended.has(input.sessionId)) throw new IllegalStateError("the session has ended");
         const existing = await readModel.latestForSession(input.sessionId);
         if (existing && existing.view.projectId !== input.projectId) {

@@ -33,6 +33,7 @@ function assignment(session: Session, taskId: string, task: Session["task"]): ru
     earlierTurns: task ? (session.turns ?? []) : [],
     // A v4 run counts its usage and its cap on a ledger of its own.
     ...(session.api === "v4" && task ? { runId: taskId } : {}),
+    ...(session.reopened ? { reopened: true } : {}),
   };
 }
 

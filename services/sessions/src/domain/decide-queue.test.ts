@@ -114,9 +114,9 @@ describe("the v4 session queue", () => {
   test("a full queue refuses more; an ended session fails what still waits and takes nothing more", () => {
     const full = play(busy(), ...Array.from({ length: QUEUE_LIMITS.pending }, (_, i) => send(`m${i}`))).events;
     expect(() => spec(full).when(send("one more"))).toThrow(LimitExceededError);
-    const { events, state } = play(busy(), send("a"), { type: "SessionTimedOut", data: { inactiveSince: "x" } });
+    const { events, state } = play(busy(), send("a"), { type: "SessionStopped", data: { reason: "user" } });
     expect(queueOf(state)).toEqual([[1, "failed", null]]);
-    expect(() => spec(events).when(send("b"))).toThrow(/Session is timed_out/);
+    expect(() => spec(events).when(send("b"))).toThrow(/Session is stopped/);
   });
 
   test("only the caller's own v4 sessions take messages", () => {
@@ -132,5 +132,68 @@ describe("the v4 session queue", () => {
     expect(state.queue!.messages).toHaveLength(QUEUE_LIMITS.kept);
     expect(state.queue!.messages[0].id).toBe(6);
     expect(state.queue!.nextId).toBe(QUEUE_LIMITS.kept + 6);
+  });
+});
+
+describe("a v4 conversation that timed out", () => {
+  const timedOut = (): SessionEvent[] => [...idle(), { type: "SessionTimedOut", data: { inactiveSince: "x" } }];
+
+  test("reopens for a follow-up run: set up again with a new browser, the run waiting for it", () => {
+    const followUp: SessionCommand = {
+      type: "DispatchTask",
+      projectId: PROJECT,
+      api: "v4",
+      task: {
+        taskId: "r2",
+        task: "again",
+        sensitiveDataKeys: [],
+        keepAlive: true,
+        codeMode: false,
+        outputSchema: null,
+        maxCostUsd: null,
+      },
+    };
+    const events = spec(timedOut()).when(followUp);
+    expect(events.map((e) => e.type)).toEqual(["SessionReopened", "TaskDispatched"]);
+    const { state } = play(timedOut(), followUp);
+    expect(state).toMatchObject({ status: "created", browserId: null, reopened: true, task: { id: "r2" } });
+    // Its new browser: running from there, and no longer "reopened".
+    const ready = play(timedOut(), followUp, { type: "SandboxReady", data: { browserId: "browser-2" } }).state;
+    expect(ready).toMatchObject({ status: "running", browserId: "browser-2", reopened: false });
+  });
+
+  test("reopens for a queued message, which runs at once", () => {
+    expect(
+      spec(timedOut())
+        .when(send("back again"))
+        .map((e) => e.type),
+    ).toEqual(["SessionReopened", "MessageQueued", "TaskDispatched"]);
+  });
+
+  test("a v3 session that timed out, and a conversation the caller stopped, stay ended", () => {
+    const v3: SessionEvent[] = [
+      created({ keepAlive: true }),
+      dispatched("t1", { keepAlive: true }),
+      sandboxReady,
+      completed("t1"),
+      { type: "SessionTimedOut", data: { inactiveSince: "x" } },
+    ];
+    const followUp: SessionCommand = {
+      type: "DispatchTask",
+      projectId: PROJECT,
+      api: "v3",
+      task: {
+        taskId: "t2",
+        task: "again",
+        sensitiveDataKeys: [],
+        keepAlive: true,
+        codeMode: false,
+        outputSchema: null,
+        maxCostUsd: null,
+      },
+    };
+    expect(() => spec(v3).when(followUp)).toThrow(/Session is timed_out/);
+    const stopped: SessionEvent[] = [...idle(), { type: "SessionStopped", data: { reason: "user" } }];
+    expect(() => spec(stopped).when(send("x"))).toThrow(/Session is stopped/);
   });
 });

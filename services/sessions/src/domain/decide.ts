@@ -57,6 +57,13 @@ function stopActive(session: ActiveSession, reason: "user" | "deleted"): Session
   ];
 }
 
+/**
+ * A v4 conversation outlives its browser: one that timed out (idle too long) takes a new turn by being set up again
+ * with a new browser. One the caller stopped or deleted, or whose browser could not be had, stays ended.
+ */
+const reopen = (session: Session): SessionEvent[] =>
+  session.api === "v4" && session.status === "timed_out" ? [{ type: "SessionReopened", data: {} }] : [];
+
 /** First line of the task, shortened: the title when the runner did not make one. */
 function fallbackTitle(task: string): string {
   const line = task.trim().split("\n")[0] ?? "";
@@ -136,12 +143,16 @@ function decideCommand(command: SessionCommand, state: SessionState, context: Co
     case "DispatchTask": {
       const session = ownedSession(state, command.projectId, command.api);
       if (session.taskIds.includes(command.task.taskId)) return [];
-      if (session.status !== "idle") {
+      const reopening = reopen(session);
+      if (session.status !== "idle" && !reopening.length) {
         throw new IllegalStateError(`Session is ${session.status}; a task can only be dispatched to an idle session`);
       }
       // A follow-up can keep the session alive but never drops a keep-alive the session already has.
       const keepAlive = command.task.keepAlive || session.keepAlive;
-      return [{ type: "TaskDispatched", data: { ...command.task, keepAlive, messageId: context.newId() } }];
+      return [
+        ...reopening,
+        { type: "TaskDispatched", data: { ...command.task, keepAlive, messageId: context.newId() } },
+      ];
     }
     case "StopSession": {
       const session = ownedSession(state, command.projectId, "v3");
@@ -158,7 +169,10 @@ function decideCommand(command: SessionCommand, state: SessionState, context: Co
       const session = ownedSession(state, command.projectId, "v4");
       const queue = session.queue ?? emptyQueue();
       if (command.dedupeKey !== null && queue.messages.some((m) => m.dedupeKey === command.dedupeKey)) return [];
-      if (isTerminal(session)) throw new IllegalStateError(`Session is ${session.status}; it takes no more messages`);
+      const reopening = reopen(session);
+      if (isTerminal(session) && !reopening.length) {
+        throw new IllegalStateError(`Session is ${session.status}; it takes no more messages`);
+      }
       if (pendingCount(queue) >= QUEUE_LIMITS.pending) {
         throw new LimitExceededError(
           `The session message queue is full (${QUEUE_LIMITS.pending} messages wait); cancel one or wait for a run to end`,
@@ -173,7 +187,7 @@ function decideCommand(command: SessionCommand, state: SessionState, context: Co
       const interrupting = interrupt
         ? stopTask(session, "interrupted", "Task cancelled: a new message interrupted it")
         : [];
-      return [queued, ...interrupting];
+      return [...reopening, queued, ...interrupting];
     }
     case "CancelQueuedMessage": {
       const session = ownedSession(state, command.projectId, "v4");

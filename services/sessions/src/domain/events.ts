@@ -112,6 +112,8 @@ export type MessageQueued = DomainEvent<
   { messageId: number; text: string; mode: QueueMode; dedupeKey: string | null }
 >;
 export type QueuedMessageCancelled = DomainEvent<"QueuedMessageCancelled", { messageId: number }>;
+/** A v4 conversation whose browser timed out takes a new turn: set up again, with a new browser. */
+export type SessionReopened = DomainEvent<"SessionReopened", Record<string, never>>;
 
 /** Everything that can happen to a session. */
 export type SessionEvent =
@@ -130,7 +132,8 @@ export type SessionEvent =
   | SessionDeleted
   | RecordingAdded
   | MessageQueued
-  | QueuedMessageCancelled;
+  | QueuedMessageCancelled
+  | SessionReopened;
 
 export type SessionEventType = SessionEvent["type"];
 

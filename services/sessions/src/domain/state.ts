@@ -80,6 +80,8 @@ interface SessionData extends TaskOptions {
   finishedTask: FinishedTask | null;
   /** The session's ended tasks, the last few (absent in read-model rows folded before turns were kept). */
   turns?: EarlierTurn[];
+  /** Reopened after it timed out and its new browser is not up yet (absent: never reopened). */
+  reopened?: boolean;
   /** A v4 session's queued messages (absent on v3 sessions). */
   queue?: MessageQueue;
   deleted: boolean;
@@ -185,7 +187,7 @@ function evolveSession(state: SessionState, event: EventEnvelope<SessionEvent>):
       return s.status === "created" ? { ...next, status: "created" } : { ...next, status: "running" };
     }
     case "SandboxReady": {
-      const ready = { ...s, browserId: event.data.browserId };
+      const ready = { ...s, browserId: event.data.browserId, ...(s.reopened ? { reopened: false } : {}) };
       if (ready.status !== "created") return ready;
       // A task dispatched at creation is already waiting: go straight to running, never show an idle that a
       // poller would read as "task finished".
@@ -262,5 +264,7 @@ function evolveSession(state: SessionState, event: EventEnvelope<SessionEvent>):
     case "MessageQueued":
     case "QueuedMessageCancelled":
       return s; // the queue's own fold (above) takes them
+    case "SessionReopened":
+      return { ...s, status: "created", task: null, browserId: null, reopened: true };
   }
 }

@@ -120,6 +120,7 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
           projectId: required(req.projectId, "project_id"),
           sessionId: required(req.sessionId, "session_id"),
           settings: settingsOf(req.settings),
+          reopened: req.reopened === true,
         });
         return { browser: toProtoBrowser(acquired.view), internalCdpUrl: acquired.internalCdpUrl };
       },

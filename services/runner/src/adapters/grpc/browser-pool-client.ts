@@ -19,6 +19,8 @@ export interface SessionBrowsers {
     projectId: string,
     sessionId: string,
     settings: sessions.BrowserSettings | undefined,
+    /** The session was reopened after it ended: browser-pool gives it a new browser. */
+    reopened?: boolean,
   ): Promise<AcquiredSessionBrowser>;
   close(): void;
 }
@@ -27,8 +29,9 @@ export function connectBrowserPool(address: string): SessionBrowsers {
   // Launching a cold browser can take a few seconds on a busy machine.
   const client = connectClient(browserPool.BrowserPoolClient, address, 60_000);
   return {
-    async acquire(projectId, sessionId, settings) {
-      const acquired = await client.acquireBrowser({ projectId, sessionId, settings }).catch((err: unknown) => {
+    async acquire(projectId, sessionId, settings, reopened) {
+      const request = { projectId, sessionId, settings, ...(reopened ? { reopened } : {}) };
+      const acquired = await client.acquireBrowser(request).catch((err: unknown) => {
         // A quota or capacity refusal ends up in the session's summary: in browser-pool's own words, which say
         // what to do, without the gRPC status in front.
         if (err instanceof ClientError && err.kind === "limit_exceeded") {

@@ -26,4 +26,5 @@ export type SessionEventContract = [
   Assignable<Data<events.RecordingAdded>, sessions.RecordingAdded>,
   Assignable<Data<events.MessageQueued>, sessions.MessageQueued>,
   Assignable<Data<events.QueuedMessageCancelled>, sessions.QueuedMessageCancelled>,
+  Assignable<Data<events.SessionReopened>, sessions.SessionReopened>,
 ];

@@ -24,6 +24,7 @@ export function runsProjection(): Projection<SessionsDb, SessionEvent> {
       "TaskCompleted",
       "TaskFailed",
       "TaskStopped",
+      "SessionReopened",
     ],
     async setup(db) {
       await sql`create table if not exists v4_sessions (
@@ -100,6 +101,8 @@ export function runsProjection(): Projection<SessionsDb, SessionEvent> {
       const sessionUpdate = {
         updated_at: event.occurredAt,
         ...(event.type === "SandboxReady" ? { sandbox_ready: true } : {}),
+        // A new browser comes: the next run waits for it (queued).
+        ...(event.type === "SessionReopened" ? { sandbox_ready: false } : {}),
         ...(event.type === "TaskDispatched" ? { latest_run_id: event.data.taskId } : {}),
       };
       await trx.updateTable("v4_sessions").set(sessionUpdate).where("session_id", "=", event.aggregateId).execute();
