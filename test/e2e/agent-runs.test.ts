@@ -1,6 +1,13 @@
 import { billing, gateway as gatewayProto } from "@bas/proto";
 import { connectClient } from "@bas/service-kit";
-import { type RecordedRequest, lastInputText, promptText, toolCallReply } from "../support/scripted-llm";
+import { LOGIN_ACCOUNT, LOGIN_TEXTS } from "../fixtures/sites";
+import {
+  type RecordedRequest,
+  lastInputText,
+  promptText,
+  toolCallReply,
+  toolCallsReply,
+} from "../support/scripted-llm";
 import { type AgentStack, startAgentStack } from "./support/agent-stack";
 
 /** v4 runs with the real runner, browser pool and billing, and the scripted model. */
@@ -158,4 +165,63 @@ test("the queue with a real runner: messages run in order after the busy run; in
   const tasks = llm.requests("gpt-4.1").map((r) => /<task>\n([\s\S]*?)\n<\/task>/.exec(promptText(r))?.[1]);
   expect(tasks).toEqual(["first", "first", "a", "b", "urgent"]);
   expect((await stack.request("GET", `${s}/queue`)).body).toEqual({ queue: [] });
+});
+
+test("secretBindings: typed on its allowed host only, refused elsewhere; the model and the run never see the value", async () => {
+  const { llm, sites } = stack;
+  const host = new URL(sites.url).hostname;
+  const signIn = (req: RecordedRequest, alias: string) =>
+    toolCallsReply([
+      { name: "input_text", arguments: { index: indexOf(req, /<input type=email/), text: LOGIN_ACCOUNT.username } },
+      {
+        name: "input_text",
+        arguments: { index: indexOf(req, /<input type=password/), text: `<secret>${alias}</secret>` },
+      },
+      { name: "send_keys", arguments: { keys: "Enter" } },
+    ]);
+  llm.script("o4-mini", [
+    toolCallReply("go_to_url", { url: `${sites.url}/login/` }),
+    // "elsewhere" is bound to another host: this page must not get it.
+    (req) => signIn(req, "elsewhere"),
+    (req) => signIn(req, "pw"),
+    (req) => toolCallReply("done", { success: promptText(req).includes(LOGIN_TEXTS.greeting), text: "Signed in." }),
+  ]);
+  const created = await stack.request("POST", "/api/v4/runs", {
+    task: "Sign in as ada@example.test with the password <secret>pw</secret>.",
+    model: "o4-mini",
+    secretBindings: [
+      { alias: "pw", source: { type: "inline", value: LOGIN_ACCOUNT.password }, allowedDomains: [host] },
+      {
+        alias: "elsewhere",
+        source: { type: "inline", value: "not-for-this-site-42" },
+        allowedDomains: ["example.com"],
+      },
+    ],
+  });
+  expect(created.status).toBe(200);
+  expect(await finished(created.body.id)).toMatchObject({ status: "completed", result: "Signed in." });
+  const requests = llm.requests("o4-mini");
+  expect(promptText(requests[0])).toContain("Keys: elsewhere (only on example.com), pw (only on " + host + ")");
+  // The refusal is what the model read after its first try, and the page never got that value.
+  expect(lastInputText(requests[2])).toContain(
+    `Secret elsewhere may not be typed on ${host} (only on elsewhere: example.com).`,
+  );
+  const events = (await stack.request("GET", `/api/v4/runs/${created.body.id}/events?limit=1000`)).body;
+  for (const text of [JSON.stringify(events), ...llm.allRequests().map((r) => r.rawBody)]) {
+    expect(text).not.toContain(LOGIN_ACCOUNT.password);
+    expect(text).not.toContain("not-for-this-site-42");
+  }
+  // Bad bindings are exact 422s.
+  const twice = await stack.request("POST", "/api/v4/runs", {
+    task: "x",
+    secretBindings: [
+      { alias: "a", source: { type: "inline", value: "1" }, allowedDomains: ["example.com"] },
+      { alias: "a", source: { type: "inline", value: "2" }, allowedDomains: ["example.com"] },
+    ],
+  });
+  expect(twice.status).toBe(422);
+  expect(twice.body.detail[0]).toMatchObject({ loc: ["body", "secretBindings", 1, "alias"] });
+  const judged = await stack.request("POST", "/api/v4/runs", { task: "x", judge: {} });
+  expect(judged.status).toBe(422);
+  expect(judged.body.detail[0]).toMatchObject({ loc: ["body", "judge"] });
 });

@@ -234,6 +234,11 @@ describe("what a caller may not do", () => {
         },
       ],
     });
+    // As in the official schema, a key the request does not have is refused, not dropped.
+    const unknown = await stack.request("POST", "/api/v4/runs", { body: { task: "x", priority: "high" } });
+    expect(unknown.body).toEqual({
+      detail: [{ loc: ["body", "priority"], msg: "Extra inputs are not permitted", type: "extra_forbidden" }],
+    });
     const empty = await stack.request("POST", "/api/v4/runs", { body: { task: "" } });
     expect(empty.status).toBe(422);
     expect(empty.body.detail[0]).toMatchObject({ loc: ["body", "task"], type: "string_too_short" });

@@ -21,7 +21,7 @@ import {
 import { Empty } from "../../google/protobuf/empty";
 import { Value } from "../../google/protobuf/struct";
 import { Timestamp } from "../../google/protobuf/timestamp";
-import { BrowserSettings } from "./sessions";
+import { AllowedDomains, BrowserSettings } from "./sessions";
 
 export const protobufPackage = "bas.v1";
 
@@ -63,7 +63,19 @@ export interface TaskAssignment {
    * The session was reopened after it timed out: its browser is a new one, whatever browser-pool remembers of the
    * session's end.
    */
-  reopened?: boolean | undefined;
+  reopened?:
+    | boolean
+    | undefined;
+  /**
+   * Secrets that may only be typed on some hosts: key → those hosts (a domain also covers its subdomains). A key not
+   * named here may be typed anywhere.
+   */
+  secretDomains: { [key: string]: AllowedDomains };
+}
+
+export interface TaskAssignment_SecretDomainsEntry {
+  key: string;
+  value: AllowedDomains | undefined;
 }
 
 export interface EarlierTurn {
@@ -234,6 +246,7 @@ function createBaseTaskAssignment(): TaskAssignment {
     runId: undefined,
     earlierTurns: [],
     reopened: undefined,
+    secretDomains: {},
   };
 }
 
@@ -287,6 +300,9 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
     if (message.reopened !== undefined) {
       writer.uint32(128).bool(message.reopened);
     }
+    globalThis.Object.entries(message.secretDomains).forEach(([key, value]: [string, AllowedDomains]) => {
+      TaskAssignment_SecretDomainsEntry.encode({ key: key as any, value }, writer.uint32(138).fork()).join();
+    });
     return writer;
   },
 
@@ -431,6 +447,17 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
             message.reopened = reader.bool();
             continue;
           }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            const entry17 = TaskAssignment_SecretDomainsEntry.decode(reader, reader.uint32());
+            if (entry17.value !== undefined) {
+              message.secretDomains[entry17.key] = entry17.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -509,6 +536,33 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
         ? object.earlier_turns.map((e: any) => EarlierTurn.fromJSON(e))
         : [],
       reopened: isSet(object.reopened) ? globalThis.Boolean(object.reopened) : undefined,
+      secretDomains: isObject(object.secretDomains)
+        ? (globalThis.Object.entries(object.secretDomains) as [string, any][]).reduce(
+          (acc: { [key: string]: AllowedDomains }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: AllowedDomains.fromJSON(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.secret_domains)
+        ? (globalThis.Object.entries(object.secret_domains) as [string, any][]).reduce(
+          (acc: { [key: string]: AllowedDomains }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: AllowedDomains.fromJSON(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -562,6 +616,15 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
     if (message.reopened !== undefined) {
       obj.reopened = message.reopened;
     }
+    if (message.secretDomains) {
+      const entries = globalThis.Object.entries(message.secretDomains) as [string, AllowedDomains][];
+      if (entries.length > 0) {
+        obj.secretDomains = {};
+        entries.forEach(([k, v]) => {
+          obj.secretDomains[k] = AllowedDomains.toJSON(v);
+        });
+      }
+    }
     return obj;
   },
 
@@ -588,6 +651,104 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
     message.runId = object.runId ?? undefined;
     message.earlierTurns = object.earlierTurns?.map((e) => EarlierTurn.fromPartial(e)) || [];
     message.reopened = object.reopened ?? undefined;
+    message.secretDomains = (globalThis.Object.entries(object.secretDomains ?? {}) as [string, AllowedDomains][])
+      .reduce((acc: { [key: string]: AllowedDomains }, [key, value]: [string, AllowedDomains]) => {
+        if (value !== undefined) {
+          acc[key] = AllowedDomains.fromPartial(value);
+        }
+        return acc;
+      }, {});
+    return message;
+  },
+};
+
+function createBaseTaskAssignment_SecretDomainsEntry(): TaskAssignment_SecretDomainsEntry {
+  return { key: "", value: undefined };
+}
+
+export const TaskAssignment_SecretDomainsEntry: MessageFns<TaskAssignment_SecretDomainsEntry> = {
+  encode(message: TaskAssignment_SecretDomainsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== undefined) {
+      AllowedDomains.encode(message.value, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TaskAssignment_SecretDomainsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTaskAssignment_SecretDomainsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = AllowedDomains.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TaskAssignment_SecretDomainsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? AllowedDomains.fromJSON(object.value) : undefined,
+    };
+  },
+
+  toJSON(message: TaskAssignment_SecretDomainsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== undefined) {
+      obj.value = AllowedDomains.toJSON(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TaskAssignment_SecretDomainsEntry>, I>>(
+    base?: I,
+  ): TaskAssignment_SecretDomainsEntry {
+    return TaskAssignment_SecretDomainsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TaskAssignment_SecretDomainsEntry>, I>>(
+    object: I,
+  ): TaskAssignment_SecretDomainsEntry {
+    const message = createBaseTaskAssignment_SecretDomainsEntry();
+    message.key = object.key ?? "";
+    message.value = (object.value !== undefined && object.value !== null)
+      ? AllowedDomains.fromPartial(object.value)
+      : undefined;
     return message;
   },
 };
@@ -1677,6 +1838,10 @@ function fromJsonTimestamp(o: any): Date {
   } else {
     return fromTimestamp(Timestamp.fromJSON(o));
   }
+}
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
 }
 
 function isSet(value: any): boolean {

@@ -43,7 +43,18 @@ export interface CreateRunRequest {
     | string
     | undefined;
   /** Makes a retried create idempotent. */
-  idempotencyKey?: string | undefined;
+  idempotencyKey?:
+    | string
+    | undefined;
+  /** Values the agent may type by alias (<secret>alias</secret>) and never sees, each only on its allowed hosts. */
+  secretBindings: SecretBinding[];
+}
+
+export interface SecretBinding {
+  alias: string;
+  value: string;
+  /** Hosts it may be typed on; a domain also covers its subdomains. At least one. */
+  allowedDomains: string[];
 }
 
 export interface RunRef {
@@ -191,6 +202,7 @@ function createBaseCreateRunRequest(): CreateRunRequest {
     useOwnKey: false,
     thinkingLevel: undefined,
     idempotencyKey: undefined,
+    secretBindings: [],
   };
 }
 
@@ -225,6 +237,9 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
     }
     if (message.idempotencyKey !== undefined) {
       writer.uint32(82).string(message.idempotencyKey);
+    }
+    for (const v of message.secretBindings) {
+      SecretBinding.encode(v!, writer.uint32(90).fork()).join();
     }
     return writer;
   },
@@ -322,6 +337,14 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.secretBindings.push(SecretBinding.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -374,6 +397,11 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : undefined,
+      secretBindings: globalThis.Array.isArray(object?.secretBindings)
+        ? object.secretBindings.map((e: any) => SecretBinding.fromJSON(e))
+        : globalThis.Array.isArray(object?.secret_bindings)
+        ? object.secret_bindings.map((e: any) => SecretBinding.fromJSON(e))
+        : [],
     };
   },
 
@@ -409,6 +437,9 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
     if (message.idempotencyKey !== undefined) {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.secretBindings?.length) {
+      obj.secretBindings = message.secretBindings.map((e) => SecretBinding.toJSON(e));
+    }
     return obj;
   },
 
@@ -429,6 +460,112 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
     message.useOwnKey = object.useOwnKey ?? false;
     message.thinkingLevel = object.thinkingLevel ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? undefined;
+    message.secretBindings = object.secretBindings?.map((e) => SecretBinding.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSecretBinding(): SecretBinding {
+  return { alias: "", value: "", allowedDomains: [] };
+}
+
+export const SecretBinding: MessageFns<SecretBinding> = {
+  encode(message: SecretBinding, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.alias !== "") {
+      writer.uint32(10).string(message.alias);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    for (const v of message.allowedDomains) {
+      writer.uint32(26).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SecretBinding {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSecretBinding();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.alias = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.allowedDomains.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SecretBinding {
+    return {
+      alias: isSet(object.alias) ? globalThis.String(object.alias) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+      allowedDomains: globalThis.Array.isArray(object?.allowedDomains)
+        ? object.allowedDomains.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.allowed_domains)
+        ? object.allowed_domains.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SecretBinding): unknown {
+    const obj: any = {};
+    if (message.alias !== "") {
+      obj.alias = message.alias;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    if (message.allowedDomains?.length) {
+      obj.allowedDomains = message.allowedDomains;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SecretBinding>, I>>(base?: I): SecretBinding {
+    return SecretBinding.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SecretBinding>, I>>(object: I): SecretBinding {
+    const message = createBaseSecretBinding();
+    message.alias = object.alias ?? "";
+    message.value = object.value ?? "";
+    message.allowedDomains = object.allowedDomains?.map((e) => e) || [];
     return message;
   },
 };

@@ -352,7 +352,20 @@ export interface TaskDispatched {
     | string
     | undefined;
   /** The queued message (v4) this task runs, when it came from the session's queue. */
-  queuedMessageId?: number | undefined;
+  queuedMessageId?:
+    | number
+    | undefined;
+  /** Secrets that may only be typed on some hosts (a v4 run's secret bindings): key → those hosts. */
+  secretDomains: { [key: string]: AllowedDomains };
+}
+
+export interface TaskDispatched_SecretDomainsEntry {
+  key: string;
+  value: AllowedDomains | undefined;
+}
+
+export interface AllowedDomains {
+  domains: string[];
 }
 
 export interface SandboxReady {
@@ -5282,6 +5295,7 @@ function createBaseTaskDispatched(): TaskDispatched {
     messageId: "",
     maxCostUsd: undefined,
     queuedMessageId: undefined,
+    secretDomains: {},
   };
 }
 
@@ -5314,6 +5328,9 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
     if (message.queuedMessageId !== undefined) {
       writer.uint32(72).int32(message.queuedMessageId);
     }
+    globalThis.Object.entries(message.secretDomains).forEach(([key, value]: [string, AllowedDomains]) => {
+      TaskDispatched_SecretDomainsEntry.encode({ key: key as any, value }, writer.uint32(82).fork()).join();
+    });
     return writer;
   },
 
@@ -5402,6 +5419,17 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
             message.queuedMessageId = reader.int32();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            const entry10 = TaskDispatched_SecretDomainsEntry.decode(reader, reader.uint32());
+            if (entry10.value !== undefined) {
+              message.secretDomains[entry10.key] = entry10.value;
+            }
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5457,6 +5485,33 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
         : isSet(object.queued_message_id)
         ? globalThis.Number(object.queued_message_id)
         : undefined,
+      secretDomains: isObject(object.secretDomains)
+        ? (globalThis.Object.entries(object.secretDomains) as [string, any][]).reduce(
+          (acc: { [key: string]: AllowedDomains }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: AllowedDomains.fromJSON(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.secret_domains)
+        ? (globalThis.Object.entries(object.secret_domains) as [string, any][]).reduce(
+          (acc: { [key: string]: AllowedDomains }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: AllowedDomains.fromJSON(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
     };
   },
 
@@ -5489,6 +5544,15 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
     if (message.queuedMessageId !== undefined) {
       obj.queuedMessageId = Math.round(message.queuedMessageId);
     }
+    if (message.secretDomains) {
+      const entries = globalThis.Object.entries(message.secretDomains) as [string, AllowedDomains][];
+      if (entries.length > 0) {
+        obj.secretDomains = {};
+        entries.forEach(([k, v]) => {
+          obj.secretDomains[k] = AllowedDomains.toJSON(v);
+        });
+      }
+    }
     return obj;
   },
 
@@ -5506,6 +5570,173 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
     message.messageId = object.messageId ?? "";
     message.maxCostUsd = object.maxCostUsd ?? undefined;
     message.queuedMessageId = object.queuedMessageId ?? undefined;
+    message.secretDomains = (globalThis.Object.entries(object.secretDomains ?? {}) as [string, AllowedDomains][])
+      .reduce((acc: { [key: string]: AllowedDomains }, [key, value]: [string, AllowedDomains]) => {
+        if (value !== undefined) {
+          acc[key] = AllowedDomains.fromPartial(value);
+        }
+        return acc;
+      }, {});
+    return message;
+  },
+};
+
+function createBaseTaskDispatched_SecretDomainsEntry(): TaskDispatched_SecretDomainsEntry {
+  return { key: "", value: undefined };
+}
+
+export const TaskDispatched_SecretDomainsEntry: MessageFns<TaskDispatched_SecretDomainsEntry> = {
+  encode(message: TaskDispatched_SecretDomainsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== undefined) {
+      AllowedDomains.encode(message.value, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TaskDispatched_SecretDomainsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTaskDispatched_SecretDomainsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = AllowedDomains.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TaskDispatched_SecretDomainsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? AllowedDomains.fromJSON(object.value) : undefined,
+    };
+  },
+
+  toJSON(message: TaskDispatched_SecretDomainsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== undefined) {
+      obj.value = AllowedDomains.toJSON(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TaskDispatched_SecretDomainsEntry>, I>>(
+    base?: I,
+  ): TaskDispatched_SecretDomainsEntry {
+    return TaskDispatched_SecretDomainsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TaskDispatched_SecretDomainsEntry>, I>>(
+    object: I,
+  ): TaskDispatched_SecretDomainsEntry {
+    const message = createBaseTaskDispatched_SecretDomainsEntry();
+    message.key = object.key ?? "";
+    message.value = (object.value !== undefined && object.value !== null)
+      ? AllowedDomains.fromPartial(object.value)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseAllowedDomains(): AllowedDomains {
+  return { domains: [] };
+}
+
+export const AllowedDomains: MessageFns<AllowedDomains> = {
+  encode(message: AllowedDomains, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.domains) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AllowedDomains {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAllowedDomains();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.domains.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AllowedDomains {
+    return {
+      domains: globalThis.Array.isArray(object?.domains) ? object.domains.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: AllowedDomains): unknown {
+    const obj: any = {};
+    if (message.domains?.length) {
+      obj.domains = message.domains;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AllowedDomains>, I>>(base?: I): AllowedDomains {
+    return AllowedDomains.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AllowedDomains>, I>>(object: I): AllowedDomains {
+    const message = createBaseAllowedDomains();
+    message.domains = object.domains?.map((e) => e) || [];
     return message;
   },
 };

@@ -89,6 +89,7 @@ export async function runAgent(
             earlierTurns: task.earlierTurns,
             mode: task.mode,
             secretKeys: task.secretKeys,
+            secretDomains: task.secretDomains,
             step,
             maxSteps: task.maxSteps,
             history: renderHistory(records, DEFAULT_HISTORY_OPTIONS),

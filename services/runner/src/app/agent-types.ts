@@ -1,6 +1,6 @@
 import type { OutputMode } from "../domain/actions";
 import type { EarlierTurn } from "../domain/prompt";
-import type { Redactor } from "../domain/secrets";
+import type { Redactor, SecretDomains } from "../domain/secrets";
 import type { PendingStep, StepMemory, StepMessage } from "../domain/step-memory";
 import type { BrowserDriver } from "./browser-driver";
 import type { FinishDeps } from "./finish-task";
@@ -12,6 +12,8 @@ export interface AgentTask {
   earlierTurns: readonly EarlierTurn[];
   mode: OutputMode;
   secretKeys: readonly string[];
+  /** Where each secret may be typed (a key not named: anywhere). */
+  secretDomains: SecretDomains;
   maxSteps: number;
   /** Send a screenshot with each step (the model takes images). */
   vision: boolean;

@@ -1,12 +1,15 @@
 import type { Action } from "../domain/actions";
 import type { PageSnapshot } from "../domain/page-state";
 import type { TraceEntry } from "../domain/replay-script";
+import type { SecretDomains } from "../domain/secrets";
 
 export type { TraceEntry };
 
 export interface ActOptions {
   /** Values for `<secret>key</secret>` placeholders; typed, never echoed. */
   secrets: Readonly<Record<string, string>>;
+  /** Where each secret may be typed (a key not named: anywhere). */
+  secretDomains: SecretDomains;
   /** Record selectors for a replay script (code mode). */
   trace: boolean;
   signal?: AbortSignal;

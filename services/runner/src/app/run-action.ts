@@ -1,7 +1,7 @@
 import type { Action } from "../domain/actions";
 import type { ActionOutcome } from "../domain/history";
 import { extractMessages } from "../domain/prompt";
-import type { Redactor } from "../domain/secrets";
+import type { Redactor, SecretDomains } from "../domain/secrets";
 import { secretKeysIn } from "../domain/secrets";
 import type { BrowserDriver, TraceEntry } from "./browser-driver";
 import { BrowserGoneError, isModelFacing } from "./browser-errors";
@@ -15,6 +15,7 @@ export interface RunActionDeps {
   /** Collects replayable actions (code mode). */
   trace?: TraceEntry[];
   secrets(): Promise<Record<string, string>>;
+  secretDomains: SecretDomains;
   extractMaxChars: number;
 }
 
@@ -42,6 +43,7 @@ export async function runAction(
     const needsSecrets = action.name === "input_text" && secretKeysIn(action.text).length > 0;
     const result = await browser.act(action, {
       secrets: needsSecrets ? await deps.secrets() : {},
+      secretDomains: deps.secretDomains,
       trace: !!deps.trace,
       ...(deps.signal ? { signal: deps.signal } : {}),
     });

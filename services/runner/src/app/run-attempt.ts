@@ -66,6 +66,7 @@ export async function runAttempt(
       earlierTurns: a.earlierTurns,
       mode: { ...(isSchema(a.outputSchema) ? { outputSchema: a.outputSchema } : {}), codeMode: a.codeMode },
       secretKeys: a.sensitiveDataKeys,
+      secretDomains: Object.fromEntries(Object.entries(a.secretDomains ?? {}).map(([k, v]) => [k, v.domains])),
       maxSteps: deps.maxSteps,
       vision: route.vision,
     },

@@ -158,6 +158,7 @@ export async function runToolCalls(reply: ChatResult, ctx: ToolCallContext): Pro
         signal: deps.signal,
         ...(task.mode.codeMode ? { trace: ctx.trace } : {}),
         secrets: ctx.secrets,
+        secretDomains: task.secretDomains,
         extractMaxChars: deps.options.extractMaxChars,
       });
     } catch (err) {

@@ -21,6 +21,8 @@ export interface StepPromptInput {
   mode: OutputMode;
   /** Keys of `sensitiveData`; the values are never in a prompt. */
   secretKeys: readonly string[];
+  /** The hosts some keys may only be typed on. */
+  secretDomains?: Readonly<Record<string, readonly string[]>>;
   step: number;
   maxSteps: number;
   history: string;
@@ -77,7 +79,7 @@ export function stepMessages(input: StepPromptInput): ChatMessage[] {
   }
   if (input.secretKeys.length) {
     sections.push(
-      `<secrets>\nTo type a secret, write <secret>key</secret> in input_text; its value is filled in for you and is never shown. Keys: ${input.secretKeys.join(", ")}\n</secrets>`,
+      `<secrets>\nTo type a secret, write <secret>key</secret> in input_text; its value is filled in for you and is never shown. Keys: ${input.secretKeys.map((k) => (input.secretDomains?.[k] ? `${k} (only on ${input.secretDomains[k].join(", ")})` : k)).join(", ")}\n</secrets>`,
     );
   }
   sections.push(`<history>\n${input.history}\n</history>`);

@@ -1,4 +1,12 @@
-import { createRedactor, expandSecrets, redactDeep, secretKeysIn, UnknownSecretError } from "./secrets";
+import {
+  createRedactor,
+  expandSecrets,
+  hostAllowed,
+  redactDeep,
+  secretKeysIn,
+  secretsRefusedOn,
+  UnknownSecretError,
+} from "./secrets";
 
 test("placeholders are expanded only when typing, and unknown keys are refused", () => {
   expect(secretKeysIn("user <secret>name</secret> pass <secret> pw </secret>")).toEqual(["name", "pw"]);
@@ -17,4 +25,18 @@ test("every occurrence of a secret value is replaced by its placeholder, the lon
     nested: { s: "<secret>long</secret>" },
   });
   expect(createRedactor({})("abc")).toBe("abc");
+});
+
+test("a secret bound to hosts: a domain covers itself and its subdomains, *.domain only the subdomains", () => {
+  expect(hostAllowed("example.com", ["example.com"])).toBe(true);
+  expect(hostAllowed("login.example.com", ["example.com"])).toBe(true);
+  expect(hostAllowed("example.com", ["*.example.com"])).toBe(false);
+  expect(hostAllowed("a.b.example.com", ["*.example.com"])).toBe(true);
+  // Look-alikes are not under it.
+  expect(hostAllowed("evilexample.com", ["example.com"])).toBe(false);
+  expect(hostAllowed("example.com.evil.net", ["example.com"])).toBe(false);
+  expect(hostAllowed("EXAMPLE.com.", ["example.com"])).toBe(true);
+  const domains = { pw: ["example.com"] };
+  expect(secretsRefusedOn("<secret>pw</secret> and <secret>free</secret>", "evil.net", domains)).toEqual(["pw"]);
+  expect(secretsRefusedOn("<secret>pw</secret>", "www.example.com", domains)).toEqual([]);
 });

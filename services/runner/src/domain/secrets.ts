@@ -22,6 +22,27 @@ export function expandSecrets(text: string, values: Readonly<Record<string, stri
   return text.replace(PLACEHOLDER, (_m, key: string) => values[key]);
 }
 
+/** Secret key → the hosts it may be typed on; a key not named here may be typed anywhere. */
+export type SecretDomains = Readonly<Record<string, readonly string[]>>;
+
+/**
+ * Whether `host` is one of `domains` or under one: `example.com` covers example.com and its subdomains,
+ * `*.example.com` only the subdomains.
+ */
+export function hostAllowed(host: string, domains: readonly string[]): boolean {
+  const h = host.toLowerCase().replace(/\.$/, "");
+  return domains.some((d) => {
+    const wildcard = d.startsWith("*.");
+    const base = wildcard ? d.slice(2) : d;
+    return h.endsWith(`.${base}`) || (!wildcard && h === base);
+  });
+}
+
+/** The secrets `text` refers to that may not be typed on a page at `host`. */
+export function secretsRefusedOn(text: string, host: string, secretDomains: SecretDomains): string[] {
+  return secretKeysIn(text).filter((k) => secretDomains[k] && !hostAllowed(host, secretDomains[k]));
+}
+
 export type Redactor = (text: string) => string;
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

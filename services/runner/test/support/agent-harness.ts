@@ -26,6 +26,8 @@ export interface AgentRun {
 export interface RunOptions {
   mode?: OutputMode;
   secrets?: Record<string, string>;
+  /** Where each secret may be typed (default: anywhere). */
+  secretDomains?: Record<string, string[]>;
   maxSteps?: number;
   /** The model takes images: a screenshot goes with each step. */
   vision?: boolean;
@@ -75,6 +77,7 @@ export async function startAgentHarness(): Promise<AgentHarness> {
         earlierTurns: options.earlierTurns ?? [],
         mode: options.mode ?? {},
         secretKeys: Object.keys(options.secrets ?? {}),
+        secretDomains: options.secretDomains ?? {},
         maxSteps: options.maxSteps ?? 20,
         vision: options.vision ?? false,
       };

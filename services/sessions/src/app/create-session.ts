@@ -1,6 +1,6 @@
 import { InvalidArgumentError, LimitExceededError } from "@bas/errors";
 import type { NewTask } from "../domain/commands";
-import type { JsonValue, SessionApi, SessionSettings } from "../domain/events";
+import type { JsonValue, SecretDomains, SessionApi, SessionSettings } from "../domain/events";
 import type { SessionState } from "../domain/state";
 import { type CallDeadline, defaultDeadline } from "./call-deadline";
 import { derivedId } from "./derived-id";
@@ -19,6 +19,8 @@ export interface CreateSessionInput {
   codeMode: boolean;
   outputSchema: JsonValue | null;
   sensitiveData: Record<string, string>;
+  /** Keys of `sensitiveData` that may only be typed on some hosts. */
+  secretDomains: SecretDomains;
   idempotencyKey: string | null;
   /** v4: a conversation whose tasks are runs, each with its own cost cap (`settings.maxCostUsd`). */
   api: SessionApi;
@@ -57,6 +59,7 @@ export function createSessionHandler(deps: CreateSessionDeps) {
       taskId: key ? derivedId("task", input.settings.projectId, sessionId, key) : deps.newId(),
       task,
       sensitiveDataKeys: Object.keys(input.sensitiveData).sort(),
+      secretDomains: input.secretDomains,
       keepAlive: input.keepAlive,
       codeMode: input.codeMode,
       outputSchema: input.outputSchema,

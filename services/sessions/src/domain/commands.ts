@@ -1,10 +1,11 @@
-import type { JsonValue, SessionApi, SessionSettings, TaskOptions } from "./events";
+import type { JsonValue, SecretDomains, SessionApi, SessionSettings, TaskOptions } from "./events";
 
 /** A task as the caller gave it; the id is chosen before deciding, because its secrets are stored under it. */
 export interface NewTask extends TaskOptions {
   taskId: string;
   task: string;
   sensitiveDataKeys: string[];
+  secretDomains: SecretDomains;
   /** The task's own cost cap (a v4 run's); null = the session's. */
   maxCostUsd: string | null;
 }

@@ -1,6 +1,16 @@
 import { IllegalStateError, LimitExceededError, NotFoundError } from "@bas/errors";
 import type { SessionCommand } from "./commands";
-import { completed, created, dispatched, envelopes, PROJECT, sandboxReady, spec, started } from "./decider-spec";
+import {
+  completed,
+  created,
+  dispatched,
+  envelopes,
+  newTask,
+  PROJECT,
+  sandboxReady,
+  spec,
+  started,
+} from "./decider-spec";
 import type { SessionEvent } from "./events";
 import { QUEUE_LIMITS } from "./queue";
 import { evolve, initialState, type Session } from "./state";
@@ -143,15 +153,7 @@ describe("a v4 conversation that timed out", () => {
       type: "DispatchTask",
       projectId: PROJECT,
       api: "v4",
-      task: {
-        taskId: "r2",
-        task: "again",
-        sensitiveDataKeys: [],
-        keepAlive: true,
-        codeMode: false,
-        outputSchema: null,
-        maxCostUsd: null,
-      },
+      task: newTask("r2", { keepAlive: true }),
     };
     const events = spec(timedOut()).when(followUp);
     expect(events.map((e) => e.type)).toEqual(["SessionReopened", "TaskDispatched"]);
@@ -182,15 +184,7 @@ describe("a v4 conversation that timed out", () => {
       type: "DispatchTask",
       projectId: PROJECT,
       api: "v3",
-      task: {
-        taskId: "t2",
-        task: "again",
-        sensitiveDataKeys: [],
-        keepAlive: true,
-        codeMode: false,
-        outputSchema: null,
-        maxCostUsd: null,
-      },
+      task: newTask("t2", { keepAlive: true }),
     };
     expect(() => spec(v3).when(followUp)).toThrow(/Session is timed_out/);
     const stopped: SessionEvent[] = [...idle(), { type: "SessionStopped", data: { reason: "user" } }];

@@ -105,6 +105,7 @@ function drainQueue(before: SessionState, events: SessionEvent[], context: Comma
     taskId: context.newId(),
     task: next.text,
     sensitiveDataKeys: [],
+    secretDomains: {},
     keepAlive: true,
     codeMode: false,
     outputSchema: null,

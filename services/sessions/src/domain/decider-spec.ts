@@ -60,6 +60,7 @@ export function newTask(taskId: string, overrides: Partial<NewTask> = {}): NewTa
     taskId,
     task: `do ${taskId}`,
     sensitiveDataKeys: [],
+    secretDomains: {},
     keepAlive: false,
     codeMode: false,
     outputSchema: null,

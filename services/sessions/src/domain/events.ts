@@ -21,6 +21,9 @@ export interface SessionSettings {
   liveUrl: string;
 }
 
+/** Secret key → the hosts it may be typed on (a domain also covers its subdomains); a key not named: anywhere. */
+export type SecretDomains = Record<string, { domains: string[] }>;
+
 /** The API a session was made through: v3 sessions, or v4 conversations whose tasks are runs. */
 export type SessionApi = "v3" | "v4";
 
@@ -59,6 +62,8 @@ export type TaskDispatched = DomainEvent<
     task: string;
     /** Keys only: the values are encrypted at rest elsewhere and never enter the event stream. */
     sensitiveDataKeys: string[];
+    /** Keys that may only be typed on some hosts (absent in events written before: none). */
+    secretDomains: SecretDomains;
     /** The task as the conversation's first human message. */
     messageId: string;
     /** The task's own cost cap (a v4 run's); absent or null = the session's. */

@@ -1,5 +1,5 @@
 import type { EventEnvelope } from "@bas/event-store";
-import type { JsonValue, SessionApi, SessionEvent, SessionSettings, TaskOptions } from "./events";
+import type { JsonValue, SecretDomains, SessionApi, SessionEvent, SessionSettings, TaskOptions } from "./events";
 import { emptyQueue, evolveQueue, type MessageQueue } from "./queue";
 
 export type SessionStatus = "created" | "idle" | "running" | "stopped" | "timed_out" | "error";
@@ -10,6 +10,7 @@ export interface CurrentTask {
   id: string;
   task: string;
   sensitiveDataKeys: string[];
+  secretDomains: SecretDomains;
   /** The task's own cost cap; null = the session's. */
   maxCostUsd: string | null;
   /** The runner reported TaskStarted (for this attempt). */
@@ -161,11 +162,13 @@ function evolveSession(state: SessionState, event: EventEnvelope<SessionEvent>):
   const s = onSession(state, event);
   switch (event.type) {
     case "TaskDispatched": {
-      const { taskId, task, sensitiveDataKeys, keepAlive, codeMode, outputSchema, maxCostUsd } = event.data;
+      const { taskId, task, sensitiveDataKeys, secretDomains, keepAlive, codeMode, outputSchema, maxCostUsd } =
+        event.data;
       const current: CurrentTask = {
         id: taskId,
         task,
         sensitiveDataKeys,
+        secretDomains: secretDomains ?? {},
         maxCostUsd: maxCostUsd ?? null,
         started: false,
         attempt: 0,

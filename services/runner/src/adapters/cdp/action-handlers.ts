@@ -1,7 +1,15 @@
 import type { ElementHandle, KeyInput } from "puppeteer-core";
 import type { ActOptions, ActResult, TraceEntry } from "../../app/browser-driver";
 import type { Action } from "../../domain/actions";
-import { expandSecrets, secretKeysIn, UnknownSecretError } from "../../domain/secrets";
+import { expandSecrets, secretKeysIn, secretsRefusedOn, UnknownSecretError } from "../../domain/secrets";
+
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return "";
+  }
+};
 import type { BrowserTabs, Tab } from "./browser-tabs";
 import { ActionError, clickElement, selectOption, typeInto } from "./element-actions";
 import { normalizeKeys } from "./keys";
@@ -72,6 +80,15 @@ const HANDLERS: Handlers = {
     }),
 
   async input_text(cx, action) {
+    // A secret bound to some hosts is typed on those only: a page elsewhere never gets it, whatever the model asks.
+    const host = hostOf(cx.tab.page.url());
+    const refused = secretsRefusedOn(action.text, host, cx.options.secretDomains);
+    if (refused.length) {
+      const where = refused.map((k) => `${k}: ${cx.options.secretDomains[k].join(", ")}`).join("; ");
+      throw new ActionError(
+        `Secret ${refused.join(", ")} may not be typed on ${host || "this page"} (only on ${where}).`,
+      );
+    }
     let text: string;
     try {
       text = expandSecrets(action.text, cx.options.secrets);

@@ -5,7 +5,7 @@ import type { CreateSessionInput } from "../../app/create-session";
 import type { CreateRunInput, QueueMessageInput } from "../../app/runs";
 import type { MessageCursor } from "../../app/ports";
 import type { StopStrategy } from "../../domain/commands";
-import type { JsonValue } from "../../domain/events";
+import type { JsonValue, SecretDomains } from "../../domain/events";
 
 /**
  * Checks what crosses the protocol boundary. The gateway validates the REST body first (and answers 422 in the
@@ -108,6 +108,7 @@ export function createSessionInput(req: sessions.CreateSessionRequest): CreateSe
     codeMode: req.codeMode,
     outputSchema: outputSchema(req.outputSchema),
     sensitiveData: { ...req.sensitiveData },
+    secretDomains: {},
     idempotencyKey: key ?? null,
     api: "v3",
   };
@@ -154,7 +155,29 @@ export function createRunInput(req: runs.CreateRunRequest): CreateRunInput {
     sensitiveData: {},
     outputSchema: undefined,
   });
-  return { ...input, task: req.task };
+  return { ...input, ...secretsOf(req.secretBindings), task: req.task };
+}
+
+const ALIAS = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+const HOST = /^(?=.{1,253}$)(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** A run's secret bindings: the values (for the vault) and the hosts each may be typed on (for the task). */
+function secretsOf(bindings: runs.SecretBinding[]): Pick<CreateRunInput, "sensitiveData" | "secretDomains"> {
+  const sensitiveData: Record<string, string> = {};
+  const secretDomains: SecretDomains = {};
+  bindings.forEach((b, i) => {
+    const at = (field: string) => ["body", "secretBindings", i, field];
+    if (!ALIAS.test(b.alias)) throw invalid(at("alias"), "alias must be 1-64 letters, digits, _ . or -");
+    if (Object.hasOwn(sensitiveData, b.alias)) throw invalid(at("alias"), `alias '${b.alias}' is bound twice`);
+    if (!b.value) throw invalid(at("source"), "the secret's value must not be empty");
+    const domains = b.allowedDomains.map((d) => d.trim().toLowerCase());
+    if (domains.length === 0 || domains.some((d) => !HOST.test(d))) {
+      throw invalid(at("allowedDomains"), "allowedDomains must name at least one host (example.com, *.example.com)");
+    }
+    sensitiveData[b.alias] = b.value;
+    secretDomains[b.alias] = { domains };
+  });
+  return { sensitiveData, secretDomains };
 }
 
 /** A page size from 1 to `max` (0 = not given: `fallback`). */

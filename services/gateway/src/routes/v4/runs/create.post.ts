@@ -44,6 +44,11 @@ export const route = defineRoute({
         maxCostUsd: body.maxCostUsd ?? undefined,
         useOwnKey: false,
         idempotencyKey: typeof key === "string" && key ? key.slice(0, 200) : undefined,
+        secretBindings: (body.secretBindings ?? []).map((b) => ({
+          alias: b.alias,
+          value: b.source.value,
+          allowedDomains: b.allowedDomains,
+        })),
       },
       // A caller that went away is told nothing: the sessions service then creates nothing either.
       { signal },

@@ -28,6 +28,36 @@ const RunBrowserSettings = z
   })
   .meta({ id: "RunBrowserSettings" });
 
+/** A host a secret may be typed on: `example.com` (and its subdomains) or `*.example.com` (only the subdomains). */
+const SecretHost = z
+  .string()
+  .regex(
+    /^(?=.{1,253}$)(\*\.)?([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/,
+    {
+      message: "a host name like example.com or *.example.com",
+    },
+  )
+  .transform((h) => h.toLowerCase());
+
+const SecretBinding = z
+  .strictObject({
+    alias: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/, {
+        message: "1-64 letters, digits, _ . or -, not starting with a digit",
+      })
+      .describe("What the agent writes to type it: <secret>alias</secret>. It never sees the value."),
+    source: z
+      .strictObject({ type: z.literal("inline"), value: z.string().min(1).max(10_000) })
+      .describe("Where the value comes from: given inline (kept encrypted, never in a prompt, message or event)."),
+    allowedDomains: z
+      .array(SecretHost)
+      .min(1)
+      .max(20)
+      .describe("The hosts it may be typed on; a page anywhere else does not get it."),
+  })
+  .meta({ id: "SecretBinding" });
+
 /** What the model of a run accepts besides its name: a key it does not know is refused, never dropped. */
 const ModelParams = z
   .strictObject({ thinkingLevel: ThinkingLevel.nullable().optional().describe("How hard the model thinks.") })
@@ -36,7 +66,7 @@ const ModelParams = z
 function build(models: ModelCatalog) {
   const { model, defaultModel } = v3Schemas(models);
   const RunCreateRequest = z
-    .object({
+    .strictObject({
       task: z.string().min(1).max(100_000).describe("What the agent should do."),
       model: model.default(defaultModel),
       modelParams: ModelParams.nullable().optional(),
@@ -46,6 +76,34 @@ function build(models: ModelCatalog) {
       maxCostUsd: positiveDecimalInput("The run's cost cap in USD (number or decimal string, > 0).")
         .nullable()
         .optional(),
+      secretBindings: z
+        .array(SecretBinding)
+        .max(20)
+        .nullable()
+        .optional()
+        .describe("Secrets the agent may type by alias, each only on its allowed hosts."),
+      attachedFileIds: z
+        .array(Uuid)
+        .max(0, { message: "files need workspaces, which this service does not have yet" })
+        .nullable()
+        .optional(),
+      judge: z
+        .null({ message: "judging a run is not supported by this service yet" })
+        .optional()
+        .describe("Not supported yet: only null is accepted."),
+    })
+    .superRefine((body, ctx) => {
+      const seen = new Set<string>();
+      body.secretBindings?.forEach((b, i) => {
+        if (seen.has(b.alias)) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["secretBindings", i, "alias"],
+            message: `alias '${b.alias}' is bound twice`,
+          });
+        }
+        seen.add(b.alias);
+      });
     })
     .meta({ id: "RunCreateRequest" });
   const RunCreateResponse = z
