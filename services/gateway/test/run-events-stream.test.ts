@@ -1,8 +1,11 @@
 import { eventually } from "@bas/testing";
 import { type Stack, startStack } from "./harness";
-import { type RunnerReports, runnerReports } from "./runner-driver";
+import { dispatchedTaskId, type RunnerReports, runnerReports } from "./runner-driver";
 
-/** A run's events pushed as Server-Sent Events: as they happen, in order, resumable, ending with the run. */
+/**
+ * A run's events, and a v3 session's messages, pushed as Server-Sent Events: as they happen, in order, resumable,
+ * ending with the run (the session).
+ */
 let stack: Stack;
 let runner: RunnerReports;
 
@@ -17,14 +20,18 @@ afterAll(async () => {
 
 interface SseEvent {
   id: number;
+  rawId: string;
   event: string;
-  data: { runId: string; id: number; type: string; data: Record<string, unknown> };
+  data: any;
 }
 
 /** Opens a run's event stream and collects its events as they arrive; `done` settles when the server ends it. */
-async function openStream(runId: string, headers: Record<string, string> = {}) {
+const openStream = (runId: string, headers: Record<string, string> = {}) =>
+  openPath(`/api/v4/runs/${runId}/events`, headers);
+
+async function openPath(path: string, headers: Record<string, string> = {}) {
   const controller = new AbortController();
-  const res = await fetch(`${stack.baseUrl}/api/v4/runs/${runId}/events`, {
+  const res = await fetch(`${stack.baseUrl}${path}`, {
     headers: { Accept: "text/event-stream", "X-Service-API-Key": stack.bootstrapKey, ...headers },
     signal: controller.signal,
   });
@@ -46,7 +53,9 @@ async function openStream(runId: string, headers: Record<string, string> = {}) {
             .filter((line) => !line.startsWith(":") && line.includes(": "))
             .map((line) => [line.slice(0, line.indexOf(": ")), line.slice(line.indexOf(": ") + 2)]),
         );
-        if (fields.event) events.push({ id: Number(fields.id), event: fields.event, data: JSON.parse(fields.data) });
+        if (fields.event) {
+          events.push({ id: Number(fields.id), rawId: fields.id, event: fields.event, data: JSON.parse(fields.data) });
+        }
       }
     }
   })().catch((err) => {
@@ -143,4 +152,35 @@ test("another project's run is a plain 404, not a stream", async () => {
   });
   expect(res.status).toBe(404);
   expect(await res.json()).toEqual({ detail: "Run not found" });
+});
+
+test("a v3 session's messages: pushed as they are recorded, the same as the pages, resumable, ending with the session", async () => {
+  const session = (await stack.request("POST", "/api/v3/sessions", { body: { task: "stream my messages" } })).body;
+  const taskId = await dispatchedTaskId(stack, session.id);
+  const path = `/api/v3/sessions/${session.id}/messages`;
+  const stream = await openPath(path);
+  await received(stream, 1); // the task, as the human message
+  await runner.sandboxReady({ sessionId: session.id, browserId: `b-${session.id}` });
+  await runner.taskStarted({ sessionId: session.id, taskId, title: "Streaming", attempt: 1 });
+  for (const n of [1, 2]) {
+    await runner.stepRecorded({
+      sessionId: session.id,
+      taskId,
+      step: n,
+      summary: `Step ${n}`,
+      messages: [{ role: "ai", type: "browser_action", data: `{"n":${n}}`, summary: `acting ${n}`, hidden: false }],
+    });
+    await received(stream, 1 + n);
+  }
+  await runner.taskCompleted({ sessionId: session.id, taskId, output: "streamed", success: true });
+  await stream.done; // without keepAlive the session stops: the stream ends
+
+  const paged = (await stack.request("GET", `${path}?limit=100`)).body.messages;
+  expect(stream.events.map((e) => e.data)).toEqual(paged);
+  expect(stream.events.map((e) => [e.rawId, e.event])).toEqual(
+    paged.map((m: { id: string; type: string }) => [m.id, m.type]),
+  );
+  const resumed = await openPath(path, { "Last-Event-ID": stream.events[0].rawId });
+  await resumed.done;
+  expect(resumed.events.map((e) => e.rawId)).toEqual(paged.slice(1).map((m: { id: string }) => m.id));
 });

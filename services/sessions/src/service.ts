@@ -107,7 +107,7 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
         afterCommit,
       });
     const views = runnerFor(sessionsProjection(), announceChanges);
-    const messages = runnerFor(messagesProjection());
+    const messages = runnerFor(messagesProjection(), announceChanges);
     const costs = runnerFor(sessionCostsProjection(), announceChanges);
     const browsers = runnerFor(sessionBrowsersProjection());
     // Run events are pushed (SSE) as they are committed: the same notice wakes the gateways' event streams.

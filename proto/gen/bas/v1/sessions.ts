@@ -110,6 +110,8 @@ export interface ListMessagesRequest {
 export interface ListMessagesResponse {
   messages: Message[];
   hasMore: boolean;
+  /** The session has ended and this page reaches its last message: no more will come. */
+  complete: boolean;
 }
 
 export interface Session {
@@ -1787,7 +1789,7 @@ export const ListMessagesRequest: MessageFns<ListMessagesRequest> = {
 };
 
 function createBaseListMessagesResponse(): ListMessagesResponse {
-  return { messages: [], hasMore: false };
+  return { messages: [], hasMore: false, complete: false };
 }
 
 export const ListMessagesResponse: MessageFns<ListMessagesResponse> = {
@@ -1797,6 +1799,9 @@ export const ListMessagesResponse: MessageFns<ListMessagesResponse> = {
     }
     if (message.hasMore !== false) {
       writer.uint32(16).bool(message.hasMore);
+    }
+    if (message.complete !== false) {
+      writer.uint32(24).bool(message.complete);
     }
     return writer;
   },
@@ -1830,6 +1835,14 @@ export const ListMessagesResponse: MessageFns<ListMessagesResponse> = {
             message.hasMore = reader.bool();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.complete = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1850,6 +1863,7 @@ export const ListMessagesResponse: MessageFns<ListMessagesResponse> = {
         : isSet(object.has_more)
         ? globalThis.Boolean(object.has_more)
         : false,
+      complete: isSet(object.complete) ? globalThis.Boolean(object.complete) : false,
     };
   },
 
@@ -1861,6 +1875,9 @@ export const ListMessagesResponse: MessageFns<ListMessagesResponse> = {
     if (message.hasMore !== false) {
       obj.hasMore = message.hasMore;
     }
+    if (message.complete !== false) {
+      obj.complete = message.complete;
+    }
     return obj;
   },
 
@@ -1871,6 +1888,7 @@ export const ListMessagesResponse: MessageFns<ListMessagesResponse> = {
     const message = createBaseListMessagesResponse();
     message.messages = object.messages?.map((e) => Message.fromPartial(e)) || [];
     message.hasMore = object.hasMore ?? false;
+    message.complete = object.complete ?? false;
     return message;
   },
 };

@@ -9,6 +9,9 @@ function encode(m: SseMessage): string {
   return `id: ${m.id}\nevent: ${m.event}\ndata: ${JSON.stringify(m.data)}\n\n`;
 }
 
+/** Without news for this long, an event stream sends a comment (proxies keep it open) and reads again. */
+export const SSE_HEARTBEAT_MS = 15_000;
+
 /** The headers of an event stream: never cached, never buffered by a proxy on the way. */
 export const SSE_HEADERS = {
   "Cache-Control": "no-cache, no-transform",
@@ -27,7 +30,7 @@ export function sseBody(messages: AsyncIterable<SseMessage>, retryMs = 2_000): R
   return Readable.from(lines(), { objectMode: false });
 }
 
-/** A Last-Event-ID we issued is an event id: a non-negative integer. Anything else is ignored. */
+/** A run's Last-Event-ID is an event id: a non-negative integer. Anything else is ignored. */
 export function lastEventIdOf(value: string | string[] | undefined): number | undefined {
   const text = Array.isArray(value) ? value[0] : value;
   if (!text || !/^\d{1,15}$/.test(text.trim())) return undefined;

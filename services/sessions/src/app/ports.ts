@@ -69,7 +69,8 @@ export interface MessageCursor {
   limit: number;
 }
 
-export type MessagePage = { messages: MessageRecord[]; hasMore: boolean };
+/** `complete`: the session has ended and this page reaches its last message (no more will come). */
+export type MessagePage = { messages: MessageRecord[]; hasMore: boolean; complete: boolean };
 
 export interface MessageQueries {
   /** Chronological. Names the cursor that is not a message of this session, if one is not. */

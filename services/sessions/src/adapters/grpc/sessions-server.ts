@@ -45,7 +45,7 @@ export function sessionsServer(deps: SessionsServerDeps): sessions.SessionsServe
       },
       listMessages: async (req: sessions.ListMessagesRequest): Promise<sessions.ListMessagesResponse> => {
         const page = await reads.messages(projectIdOf(req.projectId), sessionIdOf(req.sessionId), cursorOf(req));
-        return { messages: page.messages.map(toProtoMessage), hasMore: page.hasMore };
+        return { messages: page.messages.map(toProtoMessage), hasMore: page.hasMore, complete: page.complete };
       },
     },
     deps.log,

@@ -1,5 +1,6 @@
 import type { Projection, StoredEvent } from "@bas/event-store";
 import { type Kysely, sql } from "kysely";
+import { SESSION_ENDED_EVENT_TYPES } from "@bas/proto";
 import { type MessageData, SESSION_AGGREGATE, type SessionEvent } from "../../domain/events";
 import type { MessageCursor, MessageQueries, MessageRecord } from "../../app/ports";
 import type { SessionsDb } from "./schema";
@@ -52,7 +53,13 @@ export function messagesProjection(): Projection<SessionsDb, SessionEvent> {
   return {
     name: "sessions-messages",
     aggregateType: SESSION_AGGREGATE,
-    canHandle: ["TaskDispatched", "StepRecorded", "SandboxFailed"],
+    canHandle: [
+      "TaskDispatched",
+      "StepRecorded",
+      ...SESSION_ENDED_EVENT_TYPES,
+      // A v4 conversation that ended can take new turns again.
+      "SessionReopened",
+    ],
     async setup(db) {
       await sql`create table if not exists session_messages (
         id text primary key,
@@ -68,11 +75,20 @@ export function messagesProjection(): Projection<SessionsDb, SessionEvent> {
         created_at timestamptz not null)`.execute(db);
       await sql`create index if not exists session_messages_order
         on session_messages (session_id, sequence, position)`.execute(db);
+      // The session ended: its conversation has every message it will have (written in the same order as them).
+      await sql`create table if not exists session_message_ends (session_id text primary key)`.execute(db);
     },
     async teardown(db) {
       await sql`drop table if exists session_messages`.execute(db);
+      await sql`drop table if exists session_message_ends`.execute(db);
     },
     async apply(trx, event) {
+      if ((SESSION_ENDED_EVENT_TYPES as readonly string[]).includes(event.type)) {
+        await sql`insert into session_message_ends values (${event.aggregateId}) on conflict do nothing`.execute(trx);
+      }
+      if (event.type === "SessionReopened") {
+        await sql`delete from session_message_ends where session_id = ${event.aggregateId}`.execute(trx);
+      }
       const rows = messagesOf(event).map(({ message, screenshotRef }, position) => ({
         id: message.id,
         session_id: event.aggregateId,
@@ -107,6 +123,11 @@ export function createMessageQueries(db: Kysely<SessionsDb>): MessageQueries {
   }
 
   async function list(sessionId: string, cursor: MessageCursor) {
+    // Whether the conversation is over, read before its messages: an end seen here was written after every one of
+    // them, so the read below has them all.
+    const ended = await sql<{ one: number }>`select 1 as one from session_message_ends where session_id = ${sessionId}`
+      .execute(db)
+      .then((r) => r.rows.length > 0);
     const after = cursor.after ? await positionOf(sessionId, cursor.after) : undefined;
     const before = cursor.before ? await positionOf(sessionId, cursor.before) : undefined;
     if (cursor.after && !after) return { unknownCursor: "after" as const };
@@ -140,7 +161,7 @@ export function createMessageQueries(db: Kysely<SessionsDb>): MessageQueries {
       hidden: r.hidden,
       createdAt: new Date(r.created_at),
     }));
-    return { messages, hasMore };
+    return { messages, hasMore, complete: ended && !hasMore };
   }
 
   return { list };

@@ -1,15 +1,28 @@
+import type { sessions } from "@bas/proto";
 import { z } from "zod";
+import { pushStream } from "../../../app/push-stream";
 import { toMessageResponse } from "../../../domain/session-view";
 import { defineRoute } from "../../../http/route";
+import { SSE_HEADERS, SSE_HEARTBEAT_MS, sseBody, wantsEventStream } from "../../../http/sse";
 import { IdParams, queryInt, Uuid } from "../../../schemas/common";
 import { MessageListResponse } from "../../../schemas/session";
+
+/** A message id the caller resumes after (Last-Event-ID); anything that is not one is ignored. */
+const messageIdOf = (value: string | string[] | undefined) => {
+  const parsed = Uuid.safeParse(Array.isArray(value) ? value[0] : value);
+  return parsed.success ? parsed.data : undefined;
+};
 
 export const route = defineRoute({
   method: "get",
   path: "/api/v3/sessions/{id}/messages",
   auth: "api-key",
   operationId: "listSessionMessages",
-  summary: "The session's messages in chronological order, paged by message id",
+  summary:
+    "The session's messages in chronological order, paged by message id. With `Accept: text/event-stream`: the " +
+    "messages after `after` pushed as Server-Sent Events as they are recorded (id = message id, event = its type, " +
+    "data = the message), resumable with Last-Event-ID, ending once the session has ended and its last message went " +
+    "out.",
   tags: ["Sessions"],
   request: {
     params: IdParams,
@@ -21,19 +34,49 @@ export const route = defineRoute({
   },
   responses: { 200: { description: "One page of messages", schema: MessageListResponse } },
   errors: [404],
-  async handler({ params, query, project, signal }, deps) {
-    const page = await deps.sessions.listMessages(
-      {
-        projectId: project.projectId,
-        sessionId: params.id,
-        after: query.after,
-        before: query.before,
-        limit: query.limit,
-      },
-      { signal },
-    );
-    return {
-      body: { messages: page.messages.map((m) => toMessageResponse(m, deps.urls.sign)), hasMore: page.hasMore },
+  async handler({ params, query, project, signal, headers }, deps) {
+    const read = (after: string | undefined, before = query.before) =>
+      deps.sessions.listMessages(
+        { projectId: project.projectId, sessionId: params.id, after, before, limit: query.limit },
+        { signal },
+      );
+    if (!wantsEventStream(headers.accept)) {
+      const page = await read(query.after);
+      return {
+        body: { messages: page.messages.map((m) => toMessageResponse(m, deps.urls.sign)), hasMore: page.hasMore },
+      };
+    }
+    const watch = deps.changeNotices.watch(params.id);
+    const seen = watch.count;
+    const readPage = async (after: string | undefined) => {
+      const page = await read(after, undefined);
+      return { items: page.messages, hasMore: page.hasMore, complete: page.complete };
     };
+    const after = messageIdOf(headers["last-event-id"]) ?? query.after;
+    let first: Awaited<ReturnType<typeof readPage>>;
+    try {
+      first = await readPage(after);
+    } catch (err) {
+      watch.stop();
+      throw err;
+    }
+    const items = pushStream({
+      first,
+      cursor: after,
+      cursorOf: (m: sessions.Message): string | undefined => m.id,
+      read: readPage,
+      watch,
+      seen,
+      signal,
+      heartbeatMs: SSE_HEARTBEAT_MS,
+    });
+    async function* messages() {
+      for await (const pushed of items) {
+        if ("heartbeat" in pushed) yield { comment: "still here" };
+        else
+          yield { id: pushed.item.id, event: pushed.item.type, data: toMessageResponse(pushed.item, deps.urls.sign) };
+      }
+    }
+    return { body: sseBody(messages()), type: "text/event-stream", headers: SSE_HEADERS };
   },
 });

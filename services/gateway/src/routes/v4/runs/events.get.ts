@@ -1,7 +1,7 @@
 import type { runs } from "@bas/proto";
-import { runEventStream } from "../../../app/run-event-stream";
+import { pushStream } from "../../../app/push-stream";
 import { defineRoute } from "../../../http/route";
-import { lastEventIdOf, SSE_HEADERS, sseBody, wantsEventStream } from "../../../http/sse";
+import { lastEventIdOf, SSE_HEADERS, SSE_HEARTBEAT_MS, sseBody, wantsEventStream } from "../../../http/sse";
 import { IdParams } from "../../../schemas/common";
 import { RunEventsQuery, RunEventsResponse } from "./run-schemas";
 
@@ -12,9 +12,6 @@ const toRunEvent = (e: runs.RunEvent) => ({
   type: e.type,
   data: e.data ?? {},
 });
-
-/** Without news for this long, an event stream sends a comment (proxies keep it open) and reads again. */
-const HEARTBEAT_MS = 15_000;
 
 export const route = defineRoute({
   method: "get",
@@ -42,19 +39,32 @@ export const route = defineRoute({
     const { sessionId } = await deps.runs.getRun(ref, { signal });
     const watch = deps.changeNotices.watch(sessionId);
     const seen = watch.count;
-    const read = (after: number) => deps.runs.listRunEvents({ ...ref, after, limit: query.limit }, { signal });
-    let first: runs.ListRunEventsResponse;
+    const read = async (after: number) => {
+      const page = await deps.runs.listRunEvents({ ...ref, after, limit: query.limit }, { signal });
+      return { items: page.events, hasMore: page.hasMore, complete: page.complete };
+    };
+    const after = lastEventIdOf(headers["last-event-id"]) ?? query.after;
+    let first: Awaited<ReturnType<typeof read>>;
     try {
-      first = await read(lastEventIdOf(headers["last-event-id"]) ?? query.after);
+      first = await read(after);
     } catch (err) {
       watch.stop();
       throw err;
     }
-    const items = runEventStream({ first, page: read, watch, seen, signal, heartbeatMs: HEARTBEAT_MS });
+    const items = pushStream({
+      first,
+      cursor: after,
+      cursorOf: (e: runs.RunEvent) => e.id,
+      read,
+      watch,
+      seen,
+      signal,
+      heartbeatMs: SSE_HEARTBEAT_MS,
+    });
     async function* messages() {
-      for await (const item of items) {
-        if ("heartbeat" in item) yield { comment: "still running" };
-        else yield { id: item.event.id, event: item.event.type, data: toRunEvent(item.event) };
+      for await (const pushed of items) {
+        if ("heartbeat" in pushed) yield { comment: "still running" };
+        else yield { id: pushed.item.id, event: pushed.item.type, data: toRunEvent(pushed.item) };
       }
     }
     return { body: sseBody(messages()), type: "text/event-stream", headers: SSE_HEADERS };
