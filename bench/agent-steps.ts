@@ -205,7 +205,15 @@ async function main() {
       const driver = await CdpBrowserDriver.connect(chrome.wsEndpoint);
       try {
         await runAgent(
-          { task: `bench ${site}`, earlierTurns: [], mode: {}, secretKeys: ["pw"], secretDomains: {}, maxSteps: STEPS + 2, vision: false },
+          {
+            task: `bench ${site}`,
+            earlierTurns: [],
+            mode: {},
+            secretKeys: ["pw"],
+            secretDomains: {},
+            maxSteps: STEPS + 2,
+            vision: false,
+          },
           {
             browser: timed(driver, state),
             model,

@@ -15,38 +15,16 @@ import { freePort } from "@bas/embedded-infra";
 import { gateway, sessions } from "@bas/proto";
 import { checkGrpcHealth, connectClient } from "@bas/service-kit";
 import { benchInfra } from "./support/infra";
+import { httpLoad } from "./support/http-load";
 import { percentile } from "./support/stats";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const CONNECTIONS = 50;
 const SEEDED = 100;
 
-/**
- * `expected`: the status every response should have (200, or 422 for the validation baseline). `rate`: a fixed
- * offered load in req/s; without it the 50 connections send as fast as answers come back (closed loop).
- */
-async function load(title: string, url: string, key: string, paths: string[], expected = 200, rate?: number) {
-  let i = 0;
-  const result = await autocannon({
-    url,
-    connections: CONNECTIONS,
-    duration: SECONDS,
-    ...(rate ? { overallRate: rate } : {}),
-    headers: { "X-Service-API-Key": key },
-    requests: [{ setupRequest: (req: any) => ({ ...req, path: paths[i++ % paths.length] }) }],
-  });
-  const good = (result.statusCodeStats as Record<string, { count: number }>)[String(expected)]?.count ?? 0;
-  const bad = result.requests.total - good + result.errors + result.timeouts;
-  return {
-    title,
-    "req/s": Math.round(result.requests.average),
-    "p50 ms": result.latency.p50,
-    "p99 ms": result.latency.p99,
-    "max ms": result.latency.max,
-    requests: result.requests.total,
-    "unexpected/errors": bad,
-  };
-}
+/** `expected`: the status every answer should have (422 for the validation baseline); `rate`: a fixed load. */
+const load = (title: string, url: string, key: string, paths: string[], expected = 200, rate?: number) =>
+  httpLoad(title, { url, key, paths, connections: CONNECTIONS, seconds: SECONDS, expected, rate });
 
 /** The sessions service alone: the same reads as gRPC calls, 50 in flight, from this process. */
 async function grpcLoad(title: string, address: string, projectId: string, ids: string[]) {

@@ -18,6 +18,7 @@ import { sessions } from "@bas/proto";
 import { checkGrpcHealth, connectClient } from "@bas/service-kit";
 import { benchInfra } from "./support/infra";
 import { startServiceProcess, waitUntil } from "./support/processes";
+import { httpLoad } from "./support/http-load";
 import { percentile } from "./support/stats";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
@@ -26,26 +27,8 @@ const RUNS = 100_000;
 const STREAMS = 20;
 const STEPS_PER_STREAM = 15;
 
-async function load(title: string, url: string, key: string, paths: string[]) {
-  let i = 0;
-  const result = await autocannon({
-    url,
-    connections: CONNECTIONS,
-    duration: SECONDS,
-    headers: { "X-Service-API-Key": key },
-    requests: [{ setupRequest: (req: any) => ({ ...req, path: paths[i++ % paths.length] }) }],
-  });
-  const ok = (result.statusCodeStats as Record<string, { count: number }>)["200"]?.count ?? 0;
-  return {
-    title,
-    "req/s": Math.round(result.requests.average),
-    "p50 ms": result.latency.p50,
-    "p99 ms": result.latency.p99,
-    "max ms": result.latency.max,
-    requests: result.requests.total,
-    "non-200/errors": result.requests.total - ok + result.errors + result.timeouts,
-  };
-}
+const load = (title: string, url: string, key: string, paths: string[]) =>
+  httpLoad(title, { url, key, paths, connections: CONNECTIONS, seconds: SECONDS });
 
 /** Rows of the v4 read model for `count` runs of `projectId`, one conversation each, in batches. */
 async function seedRuns(databaseUrl: string, projectId: string, count: number) {

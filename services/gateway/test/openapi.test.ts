@@ -1,12 +1,8 @@
-import { execFile } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { ROUTES } from "../src/service";
 import { type Stack, startStack } from "./harness";
+import { validateOpenApi } from "./openapi-validator";
 
 let stack: Stack;
 let doc: any;
@@ -20,14 +16,7 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 test("the document is a valid OpenAPI 3.1 document (checked by an OpenAPI schema validator)", async () => {
-  const file = join(mkdtempSync(join(tmpdir(), "openapi-")), "openapi.json");
-  writeFileSync(file, JSON.stringify(doc));
-  const validator = join(
-    __dirname,
-    "../../../node_modules/@seriousme/openapi-schema-validator/bin/validate-api-cli.js",
-  );
-  const { stdout } = await promisify(execFile)(process.execPath, [validator, file]).catch((err) => err);
-  expect(JSON.parse(stdout)).toEqual({ valid: true });
+  expect(await validateOpenApi(doc)).toEqual({ valid: true });
   expect(doc.openapi).toBe("3.1.0");
 });
 

@@ -52,3 +52,20 @@ export async function* pushStream<T, C>(options: PushStreamOptions<T, C>): Async
     watch.stop();
   }
 }
+
+/**
+ * Starts a push stream: the first page is read before anything is answered, so a missing resource is the caller's
+ * plain error (and the watch is let go of); the watch begins before that read.
+ */
+export async function openPushStream<T, C>(
+  options: Omit<PushStreamOptions<T, C>, "first" | "seen">,
+): Promise<AsyncGenerator<PushItem<T>>> {
+  const seen = options.watch.count;
+  try {
+    const first = await options.read(options.cursor);
+    return pushStream({ ...options, first, seen });
+  } catch (err) {
+    options.watch.stop();
+    throw err;
+  }
+}

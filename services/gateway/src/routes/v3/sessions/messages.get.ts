@@ -1,6 +1,6 @@
 import type { sessions } from "@bas/proto";
 import { z } from "zod";
-import { pushStream } from "../../../app/push-stream";
+import { openPushStream } from "../../../app/push-stream";
 import { toMessageResponse } from "../../../domain/session-view";
 import { defineRoute } from "../../../http/route";
 import { SSE_HEADERS, SSE_HEARTBEAT_MS, sseBody, wantsEventStream } from "../../../http/sse";
@@ -46,27 +46,14 @@ export const route = defineRoute({
         body: { messages: page.messages.map((m) => toMessageResponse(m, deps.urls.sign)), hasMore: page.hasMore },
       };
     }
-    const watch = deps.changeNotices.watch(params.id);
-    const seen = watch.count;
-    const readPage = async (after: string | undefined) => {
-      const page = await read(after, undefined);
-      return { items: page.messages, hasMore: page.hasMore, complete: page.complete };
-    };
-    const after = messageIdOf(headers["last-event-id"]) ?? query.after;
-    let first: Awaited<ReturnType<typeof readPage>>;
-    try {
-      first = await readPage(after);
-    } catch (err) {
-      watch.stop();
-      throw err;
-    }
-    const items = pushStream({
-      first,
-      cursor: after,
+    const items = await openPushStream({
+      watch: deps.changeNotices.watch(params.id),
+      cursor: messageIdOf(headers["last-event-id"]) ?? query.after,
       cursorOf: (m: sessions.Message): string | undefined => m.id,
-      read: readPage,
-      watch,
-      seen,
+      read: async (after: string | undefined) => {
+        const page = await read(after, undefined);
+        return { items: page.messages, hasMore: page.hasMore, complete: page.complete };
+      },
       signal,
       heartbeatMs: SSE_HEARTBEAT_MS,
     });

@@ -1,5 +1,5 @@
 import type { runs } from "@bas/proto";
-import { pushStream } from "../../../app/push-stream";
+import { openPushStream } from "../../../app/push-stream";
 import { defineRoute } from "../../../http/route";
 import { lastEventIdOf, SSE_HEADERS, SSE_HEARTBEAT_MS, sseBody, wantsEventStream } from "../../../http/sse";
 import { IdParams } from "../../../schemas/common";
@@ -37,27 +37,15 @@ export const route = defineRoute({
       };
     }
     const { sessionId } = await deps.runs.getRun(ref, { signal });
-    const watch = deps.changeNotices.watch(sessionId);
-    const seen = watch.count;
     const read = async (after: number) => {
       const page = await deps.runs.listRunEvents({ ...ref, after, limit: query.limit }, { signal });
       return { items: page.events, hasMore: page.hasMore, complete: page.complete };
     };
-    const after = lastEventIdOf(headers["last-event-id"]) ?? query.after;
-    let first: Awaited<ReturnType<typeof read>>;
-    try {
-      first = await read(after);
-    } catch (err) {
-      watch.stop();
-      throw err;
-    }
-    const items = pushStream({
-      first,
-      cursor: after,
+    const items = await openPushStream({
+      watch: deps.changeNotices.watch(sessionId),
+      cursor: lastEventIdOf(headers["last-event-id"]) ?? query.after,
       cursorOf: (e: runs.RunEvent) => e.id,
       read,
-      watch,
-      seen,
       signal,
       heartbeatMs: SSE_HEARTBEAT_MS,
     });
