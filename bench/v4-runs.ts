@@ -24,7 +24,8 @@ import { percentile } from "./support/stats";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const CONNECTIONS = 100;
 const RUNS = 100_000;
-const STREAMS = 20;
+/** Runs stepping at once, each with its stream (BENCH_STREAMS); 1 shows the latency without queueing. */
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 20);
 const STEPS_PER_STREAM = 15;
 
 const load = (title: string, url: string, key: string, paths: string[]) =>
