@@ -8,9 +8,15 @@ export async function benchInfra(): Promise<{ natsUrl: string; databaseUrl: stri
   const root = mkdtempSync(join(tmpdir(), "bas-bench-"));
   chmodSync(root, 0o755);
   const nats = process.env.NATS_URL ? undefined : await startNatsServer({ dataDir: join(root, "nats") });
-  const pg = process.env.DATABASE_URL
-    ? undefined
-    : await startPostgres({ dataDir: join(root, "pg"), database: "bench" });
+  let pg: Awaited<ReturnType<typeof startPostgres>> | undefined;
+  try {
+    pg = process.env.DATABASE_URL ? undefined : await startPostgres({ dataDir: join(root, "pg"), database: "bench" });
+  } catch (err) {
+    // Nothing it started may outlive it: the NATS server started above goes too.
+    await nats?.stop();
+    rmSync(root, { recursive: true, force: true });
+    throw err;
+  }
   return {
     natsUrl: process.env.NATS_URL ?? nats!.url,
     databaseUrl: process.env.DATABASE_URL ?? pg!.url,
