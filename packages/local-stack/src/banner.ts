@@ -19,7 +19,7 @@ export function banner(options: { publicUrl: string; apiKey: string; dataDir: st
     "Browser agent service is up.",
     `  base URL:  ${publicUrl}`,
     `  API key:   ${apiKey}`,
-    `  API docs:  ${publicUrl}/api/v3/docs`,
+    `  API docs:  ${publicUrl}/api/v3/docs (sessions), ${publicUrl}/api/v4/docs (runs, browsers, webhooks)`,
     `  data:      ${options.dataDir}`,
     `  CLI:       npx bas help`,
     "",

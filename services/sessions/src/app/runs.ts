@@ -46,6 +46,12 @@ export interface RunsDeps {
 export function createRuns(deps: RunsDeps) {
   const { queries } = deps;
 
+  async function queueOf(projectId: string, sessionId: string) {
+    const queue = await queries.queue(projectId, sessionId);
+    if (!queue) throw sessionNotFound();
+    return queue;
+  }
+
   async function get(projectId: string, runId: string): Promise<RunRecord> {
     const run = await queries.get(projectId, runId);
     if (!run) throw runNotFound();
@@ -139,15 +145,11 @@ export function createRuns(deps: RunsDeps) {
 
     /** The messages still waiting, oldest first. */
     async pendingMessages(projectId: string, sessionId: string): Promise<QueuedMessage[]> {
-      const queue = await queries.queue(projectId, sessionId);
-      if (!queue) throw sessionNotFound();
-      return queue.messages.filter((m) => m.status === "pending");
+      return (await queueOf(projectId, sessionId)).messages.filter((m) => m.status === "pending");
     },
 
     async queuedMessage(projectId: string, sessionId: string, messageId: number): Promise<QueuedMessage> {
-      const queue = await queries.queue(projectId, sessionId);
-      if (!queue) throw sessionNotFound();
-      const message = queue.messages.find((m) => m.id === messageId);
+      const message = (await queueOf(projectId, sessionId)).messages.find((m) => m.id === messageId);
       if (!message) throw messageNotFound();
       return message;
     },

@@ -91,7 +91,7 @@ export function createWebhookStore(db: Kysely<SessionsDb>, key: Buffer): Webhook
           .values({ id, project_id: projectId, url, created_at: createdAt, ...seal(id, secret) })
           .execute();
         // The test ping: the first thing the endpoint gets, so its owner sees it works (or why not).
-        await enqueueWebhook(trx, { ...test, projectId, occurredAt: createdAt });
+        await enqueueWebhook(trx, { ...test, key: `${test.key}/${id}`, projectId, occurredAt: createdAt });
       });
       return { id, url, createdAt: new Date(createdAt) };
     },
