@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createBlobUrlSigner, createNatsBlobStore } from "@bas/blobs";
 import { createDb, createNatsEventStore, ensureStreams, migrate, streamNames } from "@bas/event-store";
 import { loadModelCatalog } from "@bas/models";
-import { gateway } from "@bas/proto";
+import { gateway, type sessions } from "@bas/proto";
 import { checkGrpcHealth, connectNats, createGrpcServer, createLogger, startWithCleanup } from "@bas/service-kit";
 import { sql } from "kysely";
 import { browserLaunchProblem } from "./adapters/grpc/browser-launch-problem";
@@ -21,7 +21,7 @@ import { createOwnKeyCheck } from "./app/own-key-check";
 import { createHealthCheck } from "./app/health";
 import { createProjectAdmin } from "./app/project-admin";
 import { createChangeNotices } from "./app/change-notices";
-import { createSessionCache } from "./app/session-cache";
+import { createReadCache } from "./app/read-cache";
 import type { GatewayConfig } from "./config";
 import { createHttpApp } from "./http/create-app";
 import { createProjectRateLimit } from "./http/rate-limit";
@@ -105,19 +105,18 @@ export function startGatewayService(config: GatewayConfig): Promise<GatewayServi
       key: config.BLOB_SIGNING_KEY ?? randomBytes(32).toString("base64url"),
       baseUrl: publicUrl,
     });
-    const sessionCache = createSessionCache({
-      nc: nats.nc,
-      streams,
-      ttlMs: config.SESSION_CACHE_TTL_MS,
-      maxEntries: 50_000,
-    });
+    const cacheOptions = { nc: nats.nc, streams, ttlMs: config.SESSION_CACHE_TTL_MS, maxEntries: 50_000 };
+    const sessionCache = createReadCache<sessions.Session>(cacheOptions);
     cleanup.defer(() => sessionCache.close());
+    const runStatusCache = createReadCache<string>(cacheOptions);
+    cleanup.defer(() => runStatusCache.close());
     const changeNotices = createChangeNotices(nats.nc, streams);
     cleanup.defer(() => changeNotices.close());
     const documents = new Map<ApiVersion, object>();
     const deps: GatewayDeps = {
       ...clients,
       sessionCache,
+      runStatusCache,
       changeNotices,
       requireCredit: createCreditCheck(config.BILLING_ADDR ? clients.billing : undefined),
       requireOwnKey: createOwnKeyCheck(config.RUNNER_ADDR ? clients.runner : undefined),

@@ -65,6 +65,10 @@ export interface RunRef {
 export interface RunStatus {
   /** "queued", "dispatching", "running", "completed", "failed" or "cancelled". */
   status: string;
+  /** The conversation: its change notices announce every change of this status, except the one below. */
+  sessionId: string;
+  /** The run has ended but shows its previous status until its costs are final: this answer changes without a notice. */
+  awaitingCosts: boolean;
 }
 
 export interface Run {
@@ -664,13 +668,19 @@ export const RunRef: MessageFns<RunRef> = {
 };
 
 function createBaseRunStatus(): RunStatus {
-  return { status: "" };
+  return { status: "", sessionId: "", awaitingCosts: false };
 }
 
 export const RunStatus: MessageFns<RunStatus> = {
   encode(message: RunStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.status !== "") {
       writer.uint32(10).string(message.status);
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(18).string(message.sessionId);
+    }
+    if (message.awaitingCosts !== false) {
+      writer.uint32(24).bool(message.awaitingCosts);
     }
     return writer;
   },
@@ -696,6 +706,22 @@ export const RunStatus: MessageFns<RunStatus> = {
             message.status = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.awaitingCosts = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -709,13 +735,31 @@ export const RunStatus: MessageFns<RunStatus> = {
   },
 
   fromJSON(object: any): RunStatus {
-    return { status: isSet(object.status) ? globalThis.String(object.status) : "" };
+    return {
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      awaitingCosts: isSet(object.awaitingCosts)
+        ? globalThis.Boolean(object.awaitingCosts)
+        : isSet(object.awaiting_costs)
+        ? globalThis.Boolean(object.awaiting_costs)
+        : false,
+    };
   },
 
   toJSON(message: RunStatus): unknown {
     const obj: any = {};
     if (message.status !== "") {
       obj.status = message.status;
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.awaitingCosts !== false) {
+      obj.awaitingCosts = message.awaitingCosts;
     }
     return obj;
   },
@@ -726,6 +770,8 @@ export const RunStatus: MessageFns<RunStatus> = {
   fromPartial<I extends Exact<DeepPartial<RunStatus>, I>>(object: I): RunStatus {
     const message = createBaseRunStatus();
     message.status = object.status ?? "";
+    message.sessionId = object.sessionId ?? "";
+    message.awaitingCosts = object.awaitingCosts ?? false;
     return message;
   },
 };

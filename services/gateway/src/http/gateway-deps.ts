@@ -9,7 +9,7 @@ import type { ModelRouteCheck } from "../app/model-route-check";
 import type { OwnKeyCheck } from "../app/own-key-check";
 import type { ApiVersion } from "./api-versions";
 import type { ChangeNotices } from "../app/change-notices";
-import type { SessionCache } from "../app/session-cache";
+import type { ReadCache } from "../app/read-cache";
 
 /**
  * Everything a route handler may use, built once in `service.ts`. A client whose address is not configured still
@@ -31,7 +31,9 @@ export interface GatewayDeps {
   requireOwnKey: OwnKeyCheck;
   requireModelRoute: ModelRouteCheck;
   /** Single-session reads, invalidated by the sessions service's change notices. */
-  sessionCache: SessionCache;
+  sessionCache: ReadCache<sessions.Session>;
+  /** Run status polls, invalidated by the change notices of the run's session. */
+  runStatusCache: ReadCache<string>;
   blobs: BlobStore;
   urls: BlobUrlSigner;
   models: ModelCatalog;

@@ -162,8 +162,16 @@ export interface KeysetPage<T> {
  * status it had before until billing has charged every token it reported (or `finalCostsWaitMs` passed), so a
  * caller that polls until a terminal status reads final costs.
  */
+/** What a status poll answers. */
+export interface RunStatusView {
+  status: RunStatus;
+  sessionId: string;
+  /** The run has ended but shows its previous status until its costs are final (see `RunQueries`). */
+  awaitingCosts: boolean;
+}
+
 export interface RunQueries {
-  status(projectId: string, runId: string): Promise<RunStatus | undefined>;
+  status(projectId: string, runId: string): Promise<RunStatusView | undefined>;
   get(projectId: string, runId: string): Promise<RunRecord | undefined>;
   list(
     projectId: string,

@@ -1,12 +1,11 @@
 import { NotFoundError } from "@bas/errors";
 import type { MessageQueued } from "../domain/events";
 import type { QueuedMessage } from "../domain/queue";
-import type { RunStatus } from "../domain/run-view";
 import type { SessionState } from "../domain/state";
 import type { CallDeadline } from "./call-deadline";
 import type { CreatedSession, CreateSessionInput } from "./create-session";
 import { derivedId } from "./derived-id";
-import type { ConversationRecord, RunEventRecord, RunQueries, RunRecord } from "./ports";
+import type { ConversationRecord, RunEventRecord, RunQueries, RunRecord, RunStatusView } from "./ports";
 import type { SessionCommands } from "./session-commands";
 
 const runNotFound = () => new NotFoundError("Run not found");
@@ -101,7 +100,7 @@ export function createRuns(deps: RunsDeps) {
 
     get,
 
-    async status(projectId: string, runId: string): Promise<RunStatus> {
+    async status(projectId: string, runId: string): Promise<RunStatusView> {
       const status = await queries.status(projectId, runId);
       if (!status) throw runNotFound();
       return status;

@@ -51,9 +51,7 @@ export function runsServer(r: Runs, log?: HandlerLog): runs.RunsServer {
       createRun: async (req: runs.CreateRunRequest, call: ServerUnaryCall<unknown, unknown>) =>
         toProtoRun(await r.create(createRunInput(req), deadlineOfCall(call))),
       getRun: async (req: runs.RunRef) => toProtoRun(await r.get(projectIdOf(req.projectId), runIdOf(req.runId))),
-      getRunStatus: async (req: runs.RunRef) => ({
-        status: await r.status(projectIdOf(req.projectId), runIdOf(req.runId)),
-      }),
+      getRunStatus: async (req: runs.RunRef) => r.status(projectIdOf(req.projectId), runIdOf(req.runId)),
       listRuns: async (req: runs.ListRunsRequest): Promise<runs.ListRunsResponse> => {
         const page = await r.list(projectIdOf(req.projectId), {
           cursor: cursorOf(req.cursor),

@@ -93,11 +93,13 @@ export function createRunQueries(db: Kysely<SessionsDb>, options: RunQueriesOpti
       const row = await db
         .selectFrom("v4_runs as r")
         .leftJoin("v4_run_costs as c", "c.run_id", "r.id")
-        .select(["r.updated_at", ...STATUS_COLUMNS])
+        .select(["r.session_id", "r.updated_at", ...STATUS_COLUMNS])
         .where("r.id", "=", runId)
         .where("r.project_id", "=", projectId)
         .executeTakeFirst();
-      return row ? shown(row) : undefined;
+      if (!row) return undefined;
+      const status = shown(row);
+      return { status, sessionId: row.session_id, awaitingCosts: status !== row.status };
     },
 
     async get(projectId, runId) {

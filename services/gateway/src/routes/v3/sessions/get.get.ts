@@ -14,9 +14,10 @@ export const route = defineRoute({
   responses: (deps) => ({ 200: { description: "The session", schema: v3Schemas(deps.models).session } }),
   errors: [404],
   async handler({ params, project, signal }, deps) {
-    const session = await deps.sessionCache.get(project.projectId, params.id, () =>
-      deps.sessions.getSession({ projectId: project.projectId, sessionId: params.id }, { signal }),
-    );
+    const session = await deps.sessionCache.get(project.projectId, params.id, async () => ({
+      value: await deps.sessions.getSession({ projectId: project.projectId, sessionId: params.id }, { signal }),
+      sessionId: params.id,
+    }));
     return { body: toSessionResponse(session, deps.urls.sign) };
   },
 });

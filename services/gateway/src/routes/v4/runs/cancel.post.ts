@@ -16,6 +16,7 @@ export const route = defineRoute({
   async handler({ params, project }, deps) {
     // Not tied to the caller's connection: a cancel that has begun is seen through.
     const run = await deps.runs.cancelRun({ projectId: project.projectId, runId: params.id });
+    deps.runStatusCache.invalidate(run.sessionId);
     return { body: toRunSummary(run) };
   },
 });

@@ -13,7 +13,13 @@ export const route = defineRoute({
   responses: { 200: { description: "The run's status", schema: RunStatusResponse } },
   errors: [404],
   async handler({ params, project, signal }, deps) {
-    const { status } = await deps.runs.getRunStatus({ projectId: project.projectId, runId: params.id }, { signal });
+    const status = await deps.runStatusCache.get(project.projectId, params.id, async () => {
+      const { status, sessionId, awaitingCosts } = await deps.runs.getRunStatus(
+        { projectId: project.projectId, runId: params.id },
+        { signal },
+      );
+      return { value: status, sessionId, cacheable: !awaitingCosts };
+    });
     return { body: { status } };
   },
 });

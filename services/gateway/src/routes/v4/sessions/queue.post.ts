@@ -26,6 +26,8 @@ export const route = defineRoute({
       interrupt: body.interrupt,
       dedupeKey: typeof dedupe === "string" && dedupe !== "" ? dedupe : undefined,
     });
+    // An interrupt cancelled the active run: the next status poll here must show it.
+    if (body.interrupt) deps.runStatusCache.invalidate(params.id);
     return { body: toQueuedMessage(message) };
   },
 });
