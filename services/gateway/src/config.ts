@@ -27,7 +27,10 @@ export const gatewayEnv = {
   /** HMAC key of presigned blob URLs; shared by every gateway replica. Random per process when unset. */
   BLOB_SIGNING_KEY: optional(z.string().min(32, "at least 32 characters")),
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
-  /** Session reads and run statuses are cached until the session changes; this bounds staleness if a notice is lost. */
+  /**
+   * Session reads and run statuses are cached until the session changes; this bounds staleness if a notice is lost
+   * (an ended run's status, which never changes again, is kept regardless). 0 turns the cache off.
+   */
   SESSION_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10_000),
   /** Path to a JSON model catalog; default the built-in 21 models. */
   MODEL_CATALOG: optional(z.string()),

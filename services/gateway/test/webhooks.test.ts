@@ -105,10 +105,10 @@ test("every status change of a run reaches the endpoint once, signed with its se
   // The sender records a delivery once the receiver's answer is in, which may be a moment after the receiver has it.
   const log = await eventually(
     async () => (await stack.request("GET", `/api/v4/webhooks/${hook.id}/deliveries`)).body.deliveries,
-    (list: Array<{ state: string }>) => list.every((d) => d.state === "delivered"),
+    (list: Array<{ state: string; attempts: number }>) => list.every((d) => d.state === "delivered"),
   );
   expect(log).toHaveLength(5);
-  expect(log.every((d: { attempts: number }) => d.attempts === 1)).toBe(true);
+  expect(log.every((d) => d.attempts === 1)).toBe(true);
   expect((await stack.request("DELETE", `/api/v4/webhooks/${hook.id}`)).status).toBe(204);
 });
 

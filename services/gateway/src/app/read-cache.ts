@@ -7,6 +7,8 @@ export interface Loaded<T> {
   sessionId: string;
   /** False for an answer that will change without a change notice (a run waiting for its final costs). */
   cacheable?: boolean;
+  /** True for an answer that never changes again (a run that ended): kept without the time limit. */
+  final?: boolean;
 }
 
 export interface ReadCache<T> {
@@ -20,7 +22,10 @@ export interface ReadCache<T> {
 export interface ReadCacheOptions {
   nc: NatsConnection;
   streams: StreamNames;
-  /** Upper bound on staleness should a change notice ever be missed. */
+  /**
+   * Upper bound on staleness should a change notice ever be missed (one is lost if its sender dies before sending);
+   * 0 keeps nothing.
+   */
   ttlMs: number;
   maxEntries: number;
   now?: () => number;
@@ -78,10 +83,10 @@ export function createReadCache<T>(options: ReadCacheOptions): ReadCache<T> {
     lastNotice.set(sessionId, ++notices);
   }
 
-  function keep(projectId: string, key: string, { value, sessionId }: Loaded<T>) {
+  function keep(projectId: string, key: string, { value, sessionId, final }: Loaded<T>) {
     drop(key);
     if (entries.size >= maxEntries) drop(entries.keys().next().value as string);
-    entries.set(key, { projectId, sessionId, value, expiresAt: now() + ttlMs });
+    entries.set(key, { projectId, sessionId, value, expiresAt: final ? Number.POSITIVE_INFINITY : now() + ttlMs });
     const keys = keysOfSession.get(sessionId) ?? new Set<string>();
     keys.add(key);
     keysOfSession.set(sessionId, keys);
@@ -106,7 +111,8 @@ export function createReadCache<T>(options: ReadCacheOptions): ReadCache<T> {
       const startedIn = epoch;
       const loaded = await load();
       const changedMeanwhile = (lastNotice.get(loaded.sessionId) ?? 0) > startedAfter;
-      if (loaded.cacheable !== false && !changedMeanwhile && epoch === startedIn) keep(projectId, key, loaded);
+      if (ttlMs > 0 && loaded.cacheable !== false && !changedMeanwhile && epoch === startedIn)
+        keep(projectId, key, loaded);
       return loaded.value;
     },
     invalidate,

@@ -6,6 +6,8 @@ import { ProxyCountryCode, ThinkingLevel } from "../../../schemas/enums";
 import { v3Schemas } from "../../../schemas/v3-schemas";
 
 export const RUN_STATUSES = ["queued", "dispatching", "running", "completed", "failed", "cancelled"] as const;
+/** A run shown in one of these has ended and never changes again. */
+export const ENDED_RUN_STATUSES: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
 export const RunStatusEnum = z.enum(RUN_STATUSES).meta({ id: "RunStatus" });
 
 /** Browser settings of a run; they apply when the run's conversation gets a new browser. */

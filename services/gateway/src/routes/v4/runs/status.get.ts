@@ -1,6 +1,6 @@
 import { defineRoute } from "../../../http/route";
 import { IdParams } from "../../../schemas/common";
-import { RunStatusResponse } from "./run-schemas";
+import { ENDED_RUN_STATUSES, RunStatusResponse } from "./run-schemas";
 
 export const route = defineRoute({
   method: "get",
@@ -18,7 +18,7 @@ export const route = defineRoute({
         { projectId: project.projectId, runId: params.id },
         { signal },
       );
-      return { value: status, sessionId, cacheable: !awaitingCosts };
+      return { value: status, sessionId, cacheable: !awaitingCosts, final: ENDED_RUN_STATUSES.has(status) };
     });
     return { body: { status } };
   },
