@@ -37,6 +37,21 @@ export const SESSION_ENDED_EVENT_TYPES = [
   "SandboxFailed",
 ] as const satisfies readonly SessionEventType[];
 
+/**
+ * Change notices: core NATS, `<ns>.changes.<kind>.<sessionId>`, no payload. The sessions service publishes one after
+ * a read model of the session committed a change, so that gateways drop what they cached of it and wake the event
+ * streams that wait on it; the kind says which read model, so that a stream wakes only for what it reads.
+ */
+export const SESSION_CHANGE_KINDS = {
+  /** The session's v3 view or its costs. */
+  view: "session",
+  /** The session's v3 messages. */
+  messages: "session-messages",
+  /** The v4 runs of the session: a status or an event. */
+  runs: "session-runs",
+} as const;
+export type SessionChangeKind = (typeof SESSION_CHANGE_KINDS)[keyof typeof SESSION_CHANGE_KINDS];
+
 export const BROWSER_AGGREGATE = "browser";
 export const BROWSER_EVENT_TYPES = ["BrowserRequested", "BrowserStarted", "BrowserStopped"] as const;
 export type BrowserEventType = (typeof BROWSER_EVENT_TYPES)[number];

@@ -178,10 +178,17 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
     while (!stopped) {
       const first = await next();
       if (first.done) return;
-      // Whatever has already arrived goes into the same transaction: one commit per batch, not per event.
+      // Whatever has already arrived goes into the same transaction: one commit per batch, not per event. Never
+      // wait for more here: getPending() also counts the consumer's own pull requests while they are queued, so it
+      // can say 1 with no message there, and a batch that waited would sit until a redelivery (ack wait).
       const batch: JsMsg[] = [first.value];
       while (current.getPending() > 0 && batch.length < MAX_BATCH) {
-        const more = await next();
+        const pending = next();
+        const more = await within(pending, 0);
+        if (more === null) {
+          carried = pending;
+          break;
+        }
         if (more.done) break;
         batch.push(more.value);
       }

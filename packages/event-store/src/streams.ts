@@ -11,8 +11,8 @@ export interface StreamNames {
   /** Usage facts for billing: `<ns>.usage.<kind>`. */
   usage: { stream: string; subjects: string; subject(kind: string): string };
   /**
-   * Core NATS (no stream): "this read model row changed" notices, `<ns>.changes.<type>.<id>`, published after the
-   * projection's commit so that caches can drop the entry.
+   * Core NATS (no stream): "this read model changed" notices, `<ns>.changes.<kind>.<id>`, published after the
+   * projection's commit so that caches can drop the entry and event streams wake.
    */
   changes: { subject(type: string, id: string): string; ofType(type: string): string };
   /** Write probes for health checks; keeps one message. */

@@ -134,3 +134,28 @@ test("the events of one append are applied in one transaction: a reader never se
     expect(tail === undefined || tail.index === tail.size - 1).toBe(true);
   }
 });
+
+test("bursts are applied at once, also the one during which the consumer asks the server for more", async () => {
+  // After 128 messages the consumer queues a pull request among the messages it received: a batch must still end
+  // with the last message there is, not wait for one more. Redelivery would take a minute, so a batch held back shows
+  // as a missed deadline (it did: the fourth burst waited for the ack wait to run out). A stream of its own, so that
+  // the count of messages the consumer has received is the test's.
+  const own = await createTestInfra();
+  const ownStore = createNatsEventStore(own);
+  const r = createProjectionRunner({ ...own, projection: counterProjection("bursts"), ackWaitMs: 60_000 });
+  try {
+    await r.start();
+    for (let burst = 0; burst < 8; burst++) {
+      const appended = await Promise.all(
+        Array.from({ length: 40 }, () =>
+          ownStore.append({ type: "counter", id: randomUUID() }, [{ type: "Incremented", data: { by: 1 } }], 0),
+        ),
+      );
+      await r.waitFor(Math.max(...appended.map((a) => a.version)), 5_000);
+    }
+    expect((await snapshot(own.db, "bursts")).history).toHaveLength(320);
+  } finally {
+    await r.stop();
+    await own.close();
+  }
+});

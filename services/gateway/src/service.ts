@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createBlobUrlSigner, createNatsBlobStore } from "@bas/blobs";
 import { createDb, createNatsEventStore, ensureStreams, migrate, streamNames } from "@bas/event-store";
 import { loadModelCatalog } from "@bas/models";
-import { gateway, type sessions } from "@bas/proto";
+import { gateway, SESSION_CHANGE_KINDS, type sessions } from "@bas/proto";
 import { checkGrpcHealth, connectNats, createGrpcServer, createLogger, startWithCleanup } from "@bas/service-kit";
 import { sql } from "kysely";
 import { browserLaunchProblem } from "./adapters/grpc/browser-launch-problem";
@@ -106,9 +106,10 @@ export function startGatewayService(config: GatewayConfig): Promise<GatewayServi
       baseUrl: publicUrl,
     });
     const cacheOptions = { nc: nats.nc, streams, ttlMs: config.SESSION_CACHE_TTL_MS, maxEntries: 50_000 };
-    const sessionCache = createReadCache<sessions.Session>(cacheOptions);
+    const { view, messages, runs } = SESSION_CHANGE_KINDS;
+    const sessionCache = createReadCache<sessions.Session>({ ...cacheOptions, kinds: [view, messages] });
     cleanup.defer(() => sessionCache.close());
-    const runStatusCache = createReadCache<string>(cacheOptions);
+    const runStatusCache = createReadCache<string>({ ...cacheOptions, kinds: [runs] });
     cleanup.defer(() => runStatusCache.close());
     const changeNotices = createChangeNotices(nats.nc, streams);
     cleanup.defer(() => changeNotices.close());

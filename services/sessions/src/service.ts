@@ -9,7 +9,7 @@ import {
   streamNames,
 } from "@bas/event-store";
 import { createEgressPolicy } from "@bas/egress-policy";
-import { runs, sessions, webhooks } from "@bas/proto";
+import { runs, SESSION_CHANGE_KINDS, type SessionChangeKind, sessions, webhooks } from "@bas/proto";
 import { connectNats, createGrpcServer, createLogger, type Logger, startWithCleanup } from "@bas/service-kit";
 import { sql } from "kysely";
 import { messagesProjection, createMessageQueries } from "./adapters/pg/messages-projection";
@@ -89,13 +89,11 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     await migrate(db, "sessions", { ...secretsMigrations, ...projectLockMigrations, ...webhookMigrations });
 
     const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
-    // Once a session's row is committed, say so (core NATS): gateways drop their cached copy of it.
-    const announceChanges = (_: number, events: readonly { aggregateId: string }[]) => {
-      for (const id of new Set(events.map((e) => e.aggregateId))) {
-        nats.nc.publish(streams.changes.subject("session", id));
-      }
+    // Once a session's rows are committed, say so (core NATS): gateways drop their cached copies and wake streams.
+    const announce = (kind: SessionChangeKind) => (_: number, events: readonly { aggregateId: string }[]) => {
+      for (const id of new Set(events.map((e) => e.aggregateId))) nats.nc.publish(streams.changes.subject(kind, id));
     };
-    const runnerFor = (projection: EventConsumer, afterCommit?: typeof announceChanges) =>
+    const runnerFor = (projection: EventConsumer, afterCommit?: ReturnType<typeof announce>) =>
       createProjectionRunner({
         js: nats.js,
         jsm: nats.jsm,
@@ -106,12 +104,12 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
         ackWaitMs: deps.ackWaitMs,
         afterCommit,
       });
-    const views = runnerFor(sessionsProjection(), announceChanges);
-    const messages = runnerFor(messagesProjection(), announceChanges);
-    const costs = runnerFor(sessionCostsProjection(), announceChanges);
+    const views = runnerFor(sessionsProjection(), announce(SESSION_CHANGE_KINDS.view));
+    const messages = runnerFor(messagesProjection(), announce(SESSION_CHANGE_KINDS.messages));
+    const costs = runnerFor(sessionCostsProjection(), announce(SESSION_CHANGE_KINDS.view));
     const browsers = runnerFor(sessionBrowsersProjection());
     // Run events are pushed (SSE) as they are committed: the same notice wakes the gateways' event streams.
-    const runViews = runnerFor(runsProjection(), announceChanges);
+    const runViews = runnerFor(runsProjection(), announce(SESSION_CHANGE_KINDS.runs));
     const runCosts = runnerFor(runCostsProjection());
     const readModelRunners = [views, messages, costs, browsers, runViews, runCosts];
     const readYourWrites: ReadYourWrites = {

@@ -1,7 +1,8 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { StreamNames } from "@bas/event-store";
+import { SESSION_CHANGE_KINDS, type SessionChangeKind } from "@bas/proto";
 
-/** Watches one session's change notices; `stop` when done. */
+/** Watches one session's change notices of one kind; `stop` when done. */
 export interface SessionWatch {
   /** Notices seen so far. */
   readonly count: number;
@@ -14,7 +15,8 @@ export interface SessionWatch {
 }
 
 export interface ChangeNotices {
-  watch(sessionId: string): SessionWatch;
+  /** Notices that `kind` of read model changed for the session: a stream wakes only for what it reads. */
+  watch(kind: SessionChangeKind, sessionId: string): SessionWatch;
   close(): void;
 }
 
@@ -26,21 +28,24 @@ export interface ChangeNotices {
  */
 export function createChangeNotices(nc: NatsConnection, streams: StreamNames): ChangeNotices {
   const watchers = new Map<string, Set<{ bump(): void }>>();
-  const bumpAll = (sessionId?: string) => {
-    const targets = sessionId ? [watchers.get(sessionId)] : [...watchers.values()];
+  const bumpAll = (key?: string) => {
+    const targets = key ? [watchers.get(key)] : [...watchers.values()];
     for (const set of targets) for (const w of set ?? []) w.bump();
   };
-  const subscription = nc.subscribe(streams.changes.ofType("session"), {
-    callback: (err, msg) => {
-      if (!err) bumpAll(msg.subject.slice(msg.subject.lastIndexOf(".") + 1));
-    },
-  });
+  const subscriptions = Object.values(SESSION_CHANGE_KINDS).map((kind) =>
+    nc.subscribe(streams.changes.ofType(kind), {
+      callback: (err, msg) => {
+        if (!err) bumpAll(`${kind}.${msg.subject.slice(msg.subject.lastIndexOf(".") + 1)}`);
+      },
+    }),
+  );
   const watching = (async () => {
     for await (const status of nc.status()) if (status.type === "reconnect") bumpAll();
   })();
 
   return {
-    watch(sessionId) {
+    watch(kind, sessionId) {
+      const key = `${kind}.${sessionId}`;
       let count = 0;
       let wake: (() => void) | undefined;
       const watcher = {
@@ -49,9 +54,9 @@ export function createChangeNotices(nc: NatsConnection, streams: StreamNames): C
           wake?.();
         },
       };
-      const set = watchers.get(sessionId) ?? new Set();
+      const set = watchers.get(key) ?? new Set();
       set.add(watcher);
-      watchers.set(sessionId, set);
+      watchers.set(key, set);
       return {
         get count() {
           return count;
@@ -74,12 +79,12 @@ export function createChangeNotices(nc: NatsConnection, streams: StreamNames): C
         stop() {
           wake?.();
           set.delete(watcher);
-          if (set.size === 0) watchers.delete(sessionId);
+          if (set.size === 0) watchers.delete(key);
         },
       };
     },
     close() {
-      subscription.unsubscribe();
+      for (const subscription of subscriptions) subscription.unsubscribe();
       bumpAll();
       void watching;
     },

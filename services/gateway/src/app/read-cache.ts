@@ -1,5 +1,6 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { StreamNames } from "@bas/event-store";
+import type { SessionChangeKind } from "@bas/proto";
 
 /** What a load answers: the value, the session whose change notices make it stale, and whether it may be kept. */
 export interface Loaded<T> {
@@ -22,6 +23,8 @@ export interface ReadCache<T> {
 export interface ReadCacheOptions {
   nc: NatsConnection;
   streams: StreamNames;
+  /** The read models what is cached comes from: their change notices drop it. */
+  kinds: readonly SessionChangeKind[];
   /**
    * Upper bound on staleness should a change notice ever be missed (one is lost if its sender dies before sending);
    * 0 keeps nothing.
@@ -46,7 +49,7 @@ interface Entry<T> {
  * been missed.
  */
 export function createReadCache<T>(options: ReadCacheOptions): ReadCache<T> {
-  const { nc, streams, ttlMs, maxEntries } = options;
+  const { nc, streams, kinds, ttlMs, maxEntries } = options;
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry<T>>();
   const keysOfSession = new Map<string, Set<string>>();
@@ -92,11 +95,13 @@ export function createReadCache<T>(options: ReadCacheOptions): ReadCache<T> {
     keysOfSession.set(sessionId, keys);
   }
 
-  const subscription = nc.subscribe(streams.changes.ofType("session"), {
-    callback: (err, msg) => {
-      if (!err) invalidate(msg.subject.slice(msg.subject.lastIndexOf(".") + 1));
-    },
-  });
+  const subscriptions = kinds.map((kind) =>
+    nc.subscribe(streams.changes.ofType(kind), {
+      callback: (err, msg) => {
+        if (!err) invalidate(msg.subject.slice(msg.subject.lastIndexOf(".") + 1));
+      },
+    }),
+  );
   const watching = (async () => {
     for await (const status of nc.status()) {
       if (status.type === "disconnect" || status.type === "reconnect") clear();
@@ -117,7 +122,7 @@ export function createReadCache<T>(options: ReadCacheOptions): ReadCache<T> {
     },
     invalidate,
     async close() {
-      subscription.unsubscribe();
+      for (const subscription of subscriptions) subscription.unsubscribe();
       clear();
       void watching;
     },

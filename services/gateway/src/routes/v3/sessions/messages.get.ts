@@ -1,4 +1,4 @@
-import type { sessions } from "@bas/proto";
+import { SESSION_CHANGE_KINDS, type sessions } from "@bas/proto";
 import { z } from "zod";
 import { openPushStream } from "../../../app/push-stream";
 import { toMessageResponse } from "../../../domain/session-view";
@@ -47,7 +47,7 @@ export const route = defineRoute({
       };
     }
     const items = await openPushStream({
-      watch: deps.changeNotices.watch(params.id),
+      watch: deps.changeNotices.watch(SESSION_CHANGE_KINDS.messages, params.id),
       cursor: messageIdOf(headers["last-event-id"]) ?? query.after,
       cursorOf: (m: sessions.Message): string | undefined => m.id,
       read: async (after: string | undefined) => {

@@ -1,4 +1,4 @@
-import type { runs } from "@bas/proto";
+import { type runs, SESSION_CHANGE_KINDS } from "@bas/proto";
 import { openPushStream } from "../../../app/push-stream";
 import { defineRoute } from "../../../http/route";
 import { lastEventIdOf, SSE_HEADERS, SSE_HEARTBEAT_MS, sseBody, wantsEventStream } from "../../../http/sse";
@@ -42,7 +42,7 @@ export const route = defineRoute({
       return { items: page.events, hasMore: page.hasMore, complete: page.complete };
     };
     const items = await openPushStream({
-      watch: deps.changeNotices.watch(sessionId),
+      watch: deps.changeNotices.watch(SESSION_CHANGE_KINDS.runs, sessionId),
       cursor: lastEventIdOf(headers["last-event-id"]) ?? query.after,
       cursorOf: (e: runs.RunEvent) => e.id,
       read,
