@@ -12,7 +12,14 @@ beforeEach(async () => {
   nc = await connect({ servers: natsUrl() });
   streams = streamNames(testNamespace());
   clock = 0;
-  cache = createReadCache<string>({ nc, streams, kinds: ["session-runs"], ttlMs: 1_000, maxEntries: 100, now: () => clock });
+  cache = createReadCache<string>({
+    nc,
+    streams,
+    kinds: ["session-runs"],
+    ttlMs: 1_000,
+    maxEntries: 100,
+    now: () => clock,
+  });
 });
 afterEach(async () => {
   await cache.close();
@@ -100,7 +107,14 @@ test("what may not be kept, another project's entry and a time limit of 0 all lo
   expect(await cache.get("p2", "run-2", theirs)).toBe("not yours");
   expect(theirs.calls).toBe(1);
 
-  const off = createReadCache<string>({ nc, streams, kinds: ["session-runs"], ttlMs: 0, maxEntries: 100, now: () => clock });
+  const off = createReadCache<string>({
+    nc,
+    streams,
+    kinds: ["session-runs"],
+    ttlMs: 0,
+    maxEntries: 100,
+    now: () => clock,
+  });
   const load = counted("completed", "s3", { final: true });
   await off.get("p1", "run-3", load);
   await off.get("p1", "run-3", load);
