@@ -13,7 +13,10 @@ const start = Date.now();
 const now = () => new Date(start + offset);
 
 beforeAll(async () => {
-  stack = await startStack({ sessionsEnv: { SESSION_INACTIVITY_TIMEOUT_MS: "200" }, sessionsDeps: { now } });
+  stack = await startStack({
+    sessionsEnv: { SESSION_INACTIVITY_TIMEOUT_MS: "200", MAX_ACTIVE_SESSIONS_PER_PROJECT: "2" },
+    sessionsDeps: { now },
+  });
   runner = runnerReports(stack);
 });
 afterAll(async () => {
@@ -49,8 +52,9 @@ async function assignmentOf(taskId: string) {
   );
 }
 
-async function finishedConversation() {
-  const run = (await stack.request("POST", "/api/v4/runs", { body: { task: "first" } })).body;
+/** A conversation whose run completed and which then timed out (the clock moves past the timeout). */
+async function finishedConversation(key?: string) {
+  const run = (await stack.request("POST", "/api/v4/runs", { key, body: { task: "first" } })).body;
   await runner.sandboxReady({ sessionId: run.sessionId, browserId: `b-${run.id}` });
   await runner.taskStarted({ sessionId: run.sessionId, taskId: run.id, title: "First", attempt: 1 });
   await runner.taskCompleted({ sessionId: run.sessionId, taskId: run.id, output: "done", success: true });
@@ -91,4 +95,31 @@ test("a queued message after the timeout reopens it too, and runs at once", asyn
   expect(sent.body).toMatchObject({ status: "dispatching" });
   expect(await assignmentOf(sent.body.runId)).toMatchObject({ reopened: true });
   expect((await stack.request("GET", `/api/v4/runs/${sent.body.runId}/status`)).body).toEqual({ status: "queued" });
+});
+
+test("reopening counts against the project's limit of active sessions, also when two reopen at once", async () => {
+  const key = await stack.newProjectKey();
+  const timedOut = [await finishedConversation(key), await finishedConversation(key)];
+  // One conversation busy: one place left under the limit of 2.
+  expect((await stack.request("POST", "/api/v4/runs", { key, body: { task: "busy" } })).status).toBe(200);
+
+  // Two follow-ups at once would each reopen one: the first takes the place, the second is refused like a create.
+  const replies = await Promise.all(
+    timedOut.map((c) =>
+      stack.request("POST", "/api/v4/runs", { key, body: { task: "again", sessionId: c.sessionId } }),
+    ),
+  );
+  expect(replies.map((r) => r.status).sort()).toEqual([200, 429]);
+  const refused = replies.find((r) => r.status === 429)!;
+  expect(refused.body.detail).toContain("Too many concurrent active sessions");
+  const stillEnded = timedOut[replies.indexOf(refused)];
+  expect(await lastEventType(stillEnded.sessionId)).toBe("SessionTimedOut");
+
+  // A message would reopen it too: refused the same way, and nothing is queued.
+  const sent = await stack.request("POST", `/api/v4/sessions/${stillEnded.sessionId}/queue`, {
+    key,
+    body: { text: "hello?" },
+  });
+  expect(sent.status).toBe(429);
+  expect(await lastEventType(stillEnded.sessionId)).toBe("SessionTimedOut");
 });

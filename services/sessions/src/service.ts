@@ -30,7 +30,7 @@ import { runnerReportsServer } from "./adapters/grpc/runner-reports-server";
 import { sessionsServer } from "./adapters/grpc/sessions-server";
 import { createWorkQueue } from "./adapters/nats/work-queue";
 import { runBudgetReactor, sessionBudgetReactor } from "./adapters/nats/budget-reactor";
-import { createSessionHandler } from "./app/create-session";
+import { createReopenLimit, createSessionHandler } from "./app/create-session";
 import { dispatchReactor } from "./app/dispatch-reactor";
 import { startInactivityReactor } from "./app/inactivity-reactor";
 import type { ReadYourWrites } from "./app/ports";
@@ -151,7 +151,7 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
 
     // Last set up, first closed: no new calls while the rest stops.
     const grpc = createGrpcServer();
-    const create = createSessionHandler({
+    const createDeps = {
       commands,
       queries,
       vault,
@@ -159,7 +159,8 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
       newId,
       publicUrl: config.PUBLIC_URL,
       maxActiveSessionsPerProject: config.MAX_ACTIVE_SESSIONS_PER_PROJECT,
-    });
+    };
+    const create = createSessionHandler(createDeps);
     grpc.add(
       sessions.SessionsService,
       sessionsServer({
@@ -170,7 +171,11 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
       }),
     );
     grpc.add(sessions.RunnerReportsService, runnerReportsServer(createRunnerReports(commands, vault), log));
-    grpc.add(runs.RunsService, runsServer(createRuns({ create, commands, queries: runQueries }), log));
+    const withinLimitIfReopening = createReopenLimit(createDeps);
+    grpc.add(
+      runs.RunsService,
+      runsServer(createRuns({ create, withinLimitIfReopening, commands, queries: runQueries }), log),
+    );
     const webhookPolicy = createEgressPolicy({
       allow: config.WEBHOOK_EGRESS_ALLOW,
       deny: [],

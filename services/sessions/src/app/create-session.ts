@@ -1,6 +1,7 @@
 import { InvalidArgumentError, LimitExceededError } from "@bas/errors";
 import type { NewTask } from "../domain/commands";
 import type { JsonValue, SecretDomains, SessionApi, SessionSettings } from "../domain/events";
+import { reopensOnNextTurn } from "../domain/decide";
 import type { SessionState } from "../domain/state";
 import { type CallDeadline, defaultDeadline } from "./call-deadline";
 import { derivedId } from "./derived-id";
@@ -42,6 +43,42 @@ export interface CreateSessionDeps {
   maxActiveSessionsPerProject: number;
 }
 
+async function checkActiveLimit(locked: LockedProject, limit: number) {
+  const active = await locked.countActive();
+  if (active >= limit) {
+    throw new LimitExceededError(
+      `Too many concurrent active sessions. The project has ${active} active sessions (limit ${limit}); stop one or wait for one to finish.`,
+    );
+  }
+}
+
+/** A new turn of an existing session: what it appended and up to which version. */
+type Turn = { version: number; events: readonly { type: string }[] };
+
+/**
+ * A new turn (a run or a queued message) of an existing session. One that will reopen a timed-out conversation makes
+ * it active again, so it is counted against the project's limit under the project's lock, as a create is. (A session
+ * that times out between the check and the turn is reopened unchecked: a window of milliseconds, once per timeout.)
+ */
+export function createReopenLimit(
+  deps: Pick<CreateSessionDeps, "commands" | "projectLock" | "maxActiveSessionsPerProject">,
+) {
+  return async function withinLimitIfReopening<H extends Turn>(
+    projectId: string,
+    sessionId: string,
+    deadline: CallDeadline,
+    turn: () => Promise<H>,
+  ): Promise<H> {
+    if (!reopensOnNextTurn(await deps.commands.load(sessionId))) return turn();
+    return deps.projectLock.run(projectId, deadline, async (locked) => {
+      await checkActiveLimit(locked, deps.maxActiveSessionsPerProject);
+      const handled = await turn();
+      if (handled.events.some((e) => e.type === "SessionReopened")) await locked.reserve(sessionId, handled.version);
+      return handled;
+    });
+  };
+}
+
 /** How long the answer after a commit may wait for the read models: what the deadline leaves, less the reply. */
 const answerWithin = (deadline: CallDeadline) => Math.max(0, Math.min(5_000, deadline.remainingMs() - 250));
 
@@ -52,6 +89,7 @@ const answerWithin = (deadline: CallDeadline) => Math.max(0, Math.min(5_000, dea
  */
 export function createSessionHandler(deps: CreateSessionDeps) {
   const { commands, vault } = deps;
+  const withinLimitIfReopening = createReopenLimit(deps);
 
   function newTask(input: CreateSessionInput, sessionId: string, task: string): NewTask {
     const key = input.idempotencyKey;
@@ -90,16 +128,20 @@ export function createSessionHandler(deps: CreateSessionDeps) {
     task: string,
     deadline: CallDeadline,
   ): Promise<CreatedSession> {
+    const projectId = input.settings.projectId;
     const newOne = newTask(input, sessionId, task);
-    const handled = await withSecrets(input, sessionId, newOne, () => {
-      deadline.checkBeforeCommit("dispatching the task");
-      return commands.execute(
-        sessionId,
-        { type: "DispatchTask", projectId: input.settings.projectId, task: newOne, api: input.api },
-        { readModelsWaitMs: answerWithin(deadline) },
-      );
-    });
-    return { record: await read(input.settings.projectId, sessionId, handled.state), taskId: newOne.taskId };
+    const handled = await withinLimitIfReopening(projectId, sessionId, deadline, () =>
+      withSecrets(input, sessionId, newOne, () => {
+        deadline.checkBeforeCommit("dispatching the task");
+        return commands.execute(
+          sessionId,
+          { type: "DispatchTask", projectId, task: newOne, api: input.api },
+          { readModelsWaitMs: 0 },
+        );
+      }),
+    );
+    await commands.readModelsReach(handled.version, answerWithin(deadline));
+    return { record: await read(projectId, sessionId, handled.state), taskId: newOne.taskId };
   }
 
   async function create(input: CreateSessionInput, deadline: CallDeadline): Promise<CreatedSession> {
@@ -112,7 +154,7 @@ export function createSessionHandler(deps: CreateSessionDeps) {
     const handled = await deps.projectLock.run(projectId, deadline, async (locked) => {
       const existing = key ? await commands.load(sessionId) : undefined;
       const isNew = !existing || existing.status === "none";
-      if (isNew) await checkLimit(locked);
+      if (isNew) await checkActiveLimit(locked, deps.maxActiveSessionsPerProject);
       const created = await withSecrets(input, sessionId, task, () => {
         deadline.checkBeforeCommit("creating the session");
         return commands.execute(
@@ -133,21 +175,12 @@ export function createSessionHandler(deps: CreateSessionDeps) {
           { readModelsWaitMs: 0 },
         );
       });
-      if (isNew && created.events.length > 0) await locked.reserve(sessionId);
+      if (isNew && created.events.length > 0) await locked.reserve(sessionId, created.version);
       return created;
     });
     // Committed: from here on the caller gets the session, from the read model if it catches up in time.
     await commands.readModelsReach(handled.version, answerWithin(deadline));
     return { record: await read(projectId, sessionId, handled.state), taskId: task?.taskId ?? null };
-  }
-
-  async function checkLimit(locked: LockedProject) {
-    const active = await locked.countActive();
-    if (active >= deps.maxActiveSessionsPerProject) {
-      throw new LimitExceededError(
-        `Too many concurrent active sessions. The project has ${active} active sessions (limit ${deps.maxActiveSessionsPerProject}); stop one or wait for one to finish.`,
-      );
-    }
   }
 
   /** The read model has the write by now (commands wait for it); the aggregate answers if it lagged. */

@@ -98,8 +98,11 @@ export interface ReadYourWrites {
 export interface LockedProject {
   /** The project's active sessions, counting those created under the lock that the read model does not show yet. */
   countActive(): Promise<number>;
-  /** Counts a session whose creation was just appended until the read model shows it. */
-  reserve(sessionId: string): Promise<void>;
+  /**
+   * Counts a session that was just created or reopened (appended up to `version`) until the read model has applied
+   * that version.
+   */
+  reserve(sessionId: string, version: number): Promise<void>;
 }
 
 /** Serializes work per project across every replica. */

@@ -3,7 +3,7 @@ import type { MessageQueued } from "../domain/events";
 import type { QueuedMessage } from "../domain/queue";
 import type { SessionState } from "../domain/state";
 import type { CallDeadline } from "./call-deadline";
-import type { CreatedSession, CreateSessionInput } from "./create-session";
+import type { CreatedSession, CreateSessionInput, createReopenLimit } from "./create-session";
 import { derivedId } from "./derived-id";
 import type { ConversationRecord, RunEventRecord, RunQueries, RunRecord, RunStatusView } from "./ports";
 import type { SessionCommands } from "./session-commands";
@@ -34,6 +34,7 @@ export type CreateRunInput = Omit<CreateSessionInput, "api" | "keepAlive" | "cod
 
 export interface RunsDeps {
   create(input: CreateSessionInput, deadline: CallDeadline): Promise<CreatedSession>;
+  withinLimitIfReopening: ReturnType<typeof createReopenLimit>;
   commands: SessionCommands;
   queries: RunQueries;
 }
@@ -135,8 +136,15 @@ export function createRuns(deps: RunsDeps) {
     conversations: (projectId: string, page: { cursor: string | null; limit: number }) =>
       queries.conversations(projectId, page),
 
-    async queueMessage(projectId: string, sessionId: string, input: QueueMessageInput): Promise<QueuedMessage> {
-      const { state, events } = await deps.commands.execute(sessionId, { type: "QueueMessage", projectId, ...input });
+    async queueMessage(
+      projectId: string,
+      sessionId: string,
+      input: QueueMessageInput,
+      deadline: CallDeadline,
+    ): Promise<QueuedMessage> {
+      const { state, events } = await deps.withinLimitIfReopening(projectId, sessionId, deadline, () =>
+        deps.commands.execute(sessionId, { type: "QueueMessage", projectId, ...input }),
+      );
       const queued = events.find((e) => e.type === "MessageQueued")?.data as MessageQueued["data"] | undefined;
       // Nothing appended: a retried send, answered with the message its key named first.
       return messageIn(state, (m) => (queued ? m.id === queued.messageId : m.dedupeKey === input.dedupeKey));

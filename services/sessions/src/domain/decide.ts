@@ -62,7 +62,12 @@ function stopActive(session: ActiveSession, reason: "user" | "deleted"): Session
  * with a new browser. One the caller stopped or deleted, or whose browser could not be had, stays ended.
  */
 const reopen = (session: Session): SessionEvent[] =>
-  session.api === "v4" && session.status === "timed_out" ? [{ type: "SessionReopened", data: {} }] : [];
+  reopensOnNextTurn(session) ? [{ type: "SessionReopened", data: {} }] : [];
+
+/** Whether a new turn (a run or a message) would set the session up again: it then counts as active once more. */
+export function reopensOnNextTurn(state: SessionState): boolean {
+  return state.status !== "none" && state.api === "v4" && state.status === "timed_out";
+}
 
 /** First line of the task, shortened: the title when the runner did not make one. */
 function fallbackTitle(task: string): string {

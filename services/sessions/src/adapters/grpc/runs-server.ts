@@ -89,9 +89,10 @@ export function runsServer(r: Runs, log?: HandlerLog): runs.RunsServer {
           hasMore: page.hasMore,
         };
       },
-      queueMessage: async (req: runs.QueueMessageRequest) => {
+      queueMessage: async (req: runs.QueueMessageRequest, call: ServerUnaryCall<unknown, unknown>) => {
         const sessionId = sessionIdOf(req.sessionId);
-        const message = await r.queueMessage(projectIdOf(req.projectId), sessionId, queueMessageInput(req));
+        const input = queueMessageInput(req);
+        const message = await r.queueMessage(projectIdOf(req.projectId), sessionId, input, deadlineOfCall(call));
         return toProtoMessage(sessionId, message);
       },
       listQueue: async (req: runs.ConversationRef): Promise<runs.ListQueueResponse> => {

@@ -7,9 +7,9 @@ import { ACTIVE_STATUSES } from "../../domain/state";
 import type { SessionsDb } from "./schema";
 
 /**
- * Sessions created under the lock that the read model may not show yet. The lock is released as soon as the
- * creating events are appended, without waiting for the projection; the next holder counts these on top of the read
- * model, so the limit holds however far the projection lags.
+ * Sessions created (or reopened) under the lock that the read model may not show yet. The lock is released as soon as
+ * the events are appended, without waiting for the projection; the next holder counts these on top of the read
+ * model until its row has applied the append's version, so the limit holds however far the projection lags.
  */
 export const projectLockMigrations: Record<string, Migration> = {
   "002_session_create_reservations": {
@@ -21,7 +21,17 @@ export const projectLockMigrations: Record<string, Migration> = {
         primary key (project_id, session_id))`.execute(db);
     },
   },
+  "003_session_reservation_version": {
+    async up(db) {
+      // 0 for reservations made before: any row of the session covers them, as it did.
+      await sql`alter table session_create_reservations add column version bigint not null default 0`.execute(db);
+    },
+  },
 };
+
+/** The read model has applied what a reservation stands for. */
+const shown = sql<boolean>`exists (select 1 from sessions_view v
+  where v.id = session_create_reservations.session_id and v.version >= session_create_reservations.version)`;
 
 export interface PgProjectLockOptions {
   /** A pool of the lock's own: holders never take connections from reads or projections, nor the other way round. */
@@ -43,28 +53,17 @@ function lockedProject(trx: Kysely<SessionsDb>, projectId: string): LockedProjec
       const { rows } = await sql<{ n: string }>`select
           (select count(*) from sessions_view
             where project_id = ${projectId} and not deleted and status in (${sql.join([...ACTIVE_STATUSES])}))
-          + (select count(*) from session_create_reservations r
-            where r.project_id = ${projectId}
-              and not exists (select 1 from sessions_view v where v.id = r.session_id)) as n`.execute(trx);
+          + (select count(*) from session_create_reservations
+            where project_id = ${projectId} and not ${shown}) as n`.execute(trx);
       // Reservations the read model has caught up with are done.
-      await trx
-        .deleteFrom("session_create_reservations")
-        .where("project_id", "=", projectId)
-        .where(({ exists, selectFrom }) =>
-          exists(
-            selectFrom("sessions_view")
-              .select("id")
-              .whereRef("sessions_view.id", "=", "session_create_reservations.session_id"),
-          ),
-        )
-        .execute();
+      await trx.deleteFrom("session_create_reservations").where("project_id", "=", projectId).where(shown).execute();
       return Number(rows[0]?.n ?? 0);
     },
-    async reserve(sessionId) {
+    async reserve(sessionId, version) {
       await trx
         .insertInto("session_create_reservations")
-        .values({ project_id: projectId, session_id: sessionId })
-        .onConflict((oc) => oc.doNothing())
+        .values({ project_id: projectId, session_id: sessionId, version })
+        .onConflict((oc) => oc.columns(["project_id", "session_id"]).doUpdateSet({ version }))
         .execute();
     },
   };

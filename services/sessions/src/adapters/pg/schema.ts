@@ -20,6 +20,8 @@ export interface SessionsDb {
     doc: ColumnType<Session, string, string>;
     /** The last of created/idle/running the session had (shown after it ended until its costs are final). */
     last_active_status: string | null;
+    /** The stream sequence of the last event applied (bigint, read as a string). */
+    version: ColumnType<string, number | undefined, number>;
   };
   /** The browsers browser-pool opened for sessions (from its `BrowserRequested` events). */
   session_browsers: {
@@ -85,6 +87,8 @@ export interface SessionsDb {
   session_create_reservations: {
     project_id: string;
     session_id: string;
+    /** The version the creating or reopening append reached (bigint, read as a string). */
+    version: ColumnType<string, number | undefined, number>;
     created_at: ColumnType<Date, string | undefined, never>;
   };
   /** v4 conversations (sessions made through the run API). */

@@ -44,6 +44,8 @@ export function sessionsProjection(): Projection<SessionsDb, SessionEvent> {
       await sql`alter table sessions_view add column if not exists last_active_status text`.execute(db);
       // v3 reads show only v3 sessions; a v4 conversation is read through its runs.
       await sql`alter table sessions_view add column if not exists api text not null default 'v3'`.execute(db);
+      // The stream sequence of the last event applied: how the project lock knows the row shows a reopening.
+      await sql`alter table sessions_view add column if not exists version bigint not null default 0`.execute(db);
       await sql`create index if not exists sessions_view_by_project
         on sessions_view (project_id, created_at desc, id desc) where not deleted`.execute(db);
       await sql`create index if not exists sessions_view_inactive
@@ -77,6 +79,7 @@ export function sessionsProjection(): Projection<SessionsDb, SessionEvent> {
         created_at: next.createdAt,
         updated_at: next.updatedAt,
         doc: JSON.stringify(next),
+        version: event.sequence,
       };
       await trx
         .insertInto("sessions_view")
@@ -88,6 +91,7 @@ export function sessionsProjection(): Projection<SessionsDb, SessionEvent> {
             deleted: values.deleted,
             updated_at: values.updated_at,
             doc: values.doc,
+            version: values.version,
           }),
         )
         .execute();
