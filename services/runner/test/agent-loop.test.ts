@@ -127,6 +127,35 @@ test("iframes and open shadow roots: elements inside them are listed and can be 
   expect(last).toContain("Deep button clicked");
 });
 
+test("a secret is typed only into a field of an allowed host: a frame from elsewhere on an allowed page is refused", async () => {
+  const port = new URL(h.sites.url).port;
+  const foreign = `${h.sites.url}/frames/foreign?origin=http://localhost:${port}`;
+  const typeSecret = (req: Parameters<typeof indexOf>[0]) =>
+    toolCallsReply([
+      {
+        name: "input_text",
+        arguments: { index: indexOf(req, /placeholder="Frame note"/), text: "<secret>pw</secret>" },
+      },
+      { name: "click", arguments: { index: indexOf(req, />Save in frame</) } },
+    ]);
+  h.llm.script("foreign-frame", [
+    toolCallReply("go_to_url", { url: foreign }),
+    typeSecret,
+    toolCallReply("go_to_url", { url: `${h.sites.url}/frames/` }),
+    typeSecret,
+    toolCallReply("done", { success: true, text: "ok" }),
+  ]);
+  await h.run("foreign-frame", "Save the note <secret>pw</secret> in the frame.", {
+    secrets: { pw: "frame-secret-7" },
+    secretDomains: { pw: ["127.0.0.1"] },
+  });
+  const requests = h.llm.requests("foreign-frame");
+  // The page is on 127.0.0.1, but the field is in a document from localhost: refused before anything is typed.
+  expect(promptText(requests[2])).toContain("Secret pw may not be typed on localhost (only on pw: 127.0.0.1).");
+  // The same frame from the page's own host takes it (the page shows the value, which the model reads redacted).
+  expect(promptText(requests[4])).toContain("Saved in frame: <secret>pw</secret>");
+});
+
 test("the step limit ends the task as unsuccessful with a clear summary", async () => {
   h.llm.script("limit", [toolCallReply("wait", { seconds: 0 }), toolCallReply("wait", { seconds: 0 })]);
   const run = await h.run("limit", "Wait forever.", { maxSteps: 2 });

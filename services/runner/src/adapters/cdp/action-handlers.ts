@@ -81,7 +81,9 @@ const HANDLERS: Handlers = {
 
   async input_text(cx, action) {
     // A secret bound to some hosts is typed on those only: a page elsewhere never gets it, whatever the model asks.
-    const host = hostOf(cx.tab.page.url());
+    // What counts is the document that holds the field, as it is now: a frame from another host on an allowed page
+    // is elsewhere.
+    const host = hostOf((cx.tab.elementFrames.get(action.index) ?? cx.tab.page.mainFrame()).url());
     const refused = secretsRefusedOn(action.text, host, cx.options.secretDomains);
     if (refused.length) {
       const where = refused.map((k) => `${k}: ${cx.options.secretDomains[k].join(", ")}`).join("; ");
