@@ -71,9 +71,14 @@ function inOrder(events: readonly StoredEvent[]): StoredEvent[] {
   return [...new Map(events.map((e) => [e.sequence, e])).values()].sort((a, b) => a.sequence - b.sequence);
 }
 
+/**
+ * Whether some append has only its first events in the batch. Appends of different aggregates interleave in the
+ * stream (each publishes its events one by one), so each aggregate's last event in the batch is checked, not only
+ * the batch's last.
+ */
 const endsMidCommit = (events: readonly StoredEvent[]) => {
-  const commit = inOrder(events).at(-1)?.commit;
-  return !!commit && commit.index < commit.size - 1;
+  const lastOfAggregate = new Map(inOrder(events).map((e) => [`${e.aggregateType}/${e.aggregateId}`, e]));
+  return [...lastOfAggregate.values()].some((e) => !!e.commit && e.commit.index < e.commit.size - 1);
 };
 
 /**

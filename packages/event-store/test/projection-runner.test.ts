@@ -106,7 +106,7 @@ test("only one of two replicas applies events, and the projection continues when
   expect(new Set(tables.history.map((h: any) => String(h.sequence))).size).toBe(tables.history.length);
 });
 
-test("the events of one append are applied in one transaction: a reader never sees half a command", async () => {
+test("the events of one append are applied in one transaction, also among others' appends: a reader never sees half a command", async () => {
   const batches: (readonly { aggregateId: string; commit?: { index: number; size: number } }[])[] = [];
   const r = runner("commits", {
     afterCommit: (_seq, events) => {
@@ -116,22 +116,28 @@ test("the events of one append are applied in one transaction: a reader never se
   await r.start();
   const mine = new Set<string>();
   let last = 0;
-  for (let i = 0; i < 40; i++) {
-    const events: CounterEvent[] = [
-      { type: "Incremented", data: { by: 1 } },
-      { type: "Incremented", data: { by: 2 } },
-      { type: "Reset", data: {} },
-    ];
-    const id = randomUUID();
-    mine.add(id);
-    last = (await store.append({ type: "counter", id }, events, 0)).version;
+  // Ten appends at a time: their events interleave in the stream (each append publishes its events one by one).
+  for (let round = 0; round < 8; round++) {
+    const appended = await Promise.all(
+      Array.from({ length: 10 }, () => {
+        const events: CounterEvent[] = [
+          { type: "Incremented", data: { by: 1 } },
+          { type: "Incremented", data: { by: 2 } },
+          { type: "Reset", data: {} },
+        ];
+        const id = randomUUID();
+        mine.add(id);
+        return store.append({ type: "counter", id }, events, 0);
+      }),
+    );
+    last = Math.max(last, ...appended.map((a) => a.version));
   }
   await r.waitFor(last, 20_000);
-  expect(batches.flat().filter((e) => mine.has(e.aggregateId))).toHaveLength(120);
-  // Every batch ends with a whole append: never with the first or second of three events.
+  expect(batches.flat().filter((e) => mine.has(e.aggregateId))).toHaveLength(240);
+  // In every batch, each aggregate's events end with a whole append: never with the first or second of three.
   for (const batch of batches) {
-    const tail = batch[batch.length - 1].commit;
-    expect(tail === undefined || tail.index === tail.size - 1).toBe(true);
+    const lastOf = new Map(batch.map((e) => [e.aggregateId, e]));
+    for (const e of lastOf.values()) expect(e.commit === undefined || e.commit.index === e.commit.size - 1).toBe(true);
   }
 });
 

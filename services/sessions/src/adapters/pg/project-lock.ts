@@ -29,9 +29,11 @@ export const projectLockMigrations: Record<string, Migration> = {
   },
 };
 
-/** The read model has applied what a reservation stands for. */
+/** The read model counts the session already: it has applied what the reservation stands for, or shows it active. */
 const shown = sql<boolean>`exists (select 1 from sessions_view v
-  where v.id = session_create_reservations.session_id and v.version >= session_create_reservations.version)`;
+  where v.id = session_create_reservations.session_id
+    and (v.version >= session_create_reservations.version
+      or (not v.deleted and v.status in (${sql.join([...ACTIVE_STATUSES])}))))`;
 
 export interface PgProjectLockOptions {
   /** A pool of the lock's own: holders never take connections from reads or projections, nor the other way round. */
