@@ -9,7 +9,8 @@ import type { SessionsDb } from "./schema";
 /**
  * Sessions created (or reopened) under the lock that the read model may not show yet. The lock is released as soon as
  * the events are appended, without waiting for the projection; the next holder counts these on top of the read
- * model until its row has applied the append's version, so the limit holds however far the projection lags.
+ * model until its row counts it (has applied the append's version, or shows it active), so the limit holds however far
+ * the projection lags.
  */
 export const projectLockMigrations: Record<string, Migration> = {
   "002_session_create_reservations": {
