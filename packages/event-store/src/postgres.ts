@@ -27,6 +27,12 @@ export function createDb<DB>(
  * one database without stepping on each other's history.
  */
 export async function migrate(db: Kysely<any>, owner: string, migrations: Record<string, Migration>): Promise<void> {
+  // Migrations run in name order, and a database refuses a new one that sorts before one it already ran: two of the
+  // same number ("003_a" and "003_b") break every deployment that ran the first. Each number is used once.
+  const numbers = Object.keys(migrations).map((name) => name.split("_")[0]);
+  const twice = numbers.find((n, i) => numbers.indexOf(n) !== i);
+  if (twice)
+    throw new Error(`migrations of ${owner} use the number ${twice} twice: give the newer one the next number`);
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },

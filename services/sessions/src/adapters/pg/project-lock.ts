@@ -22,7 +22,7 @@ export const projectLockMigrations: Record<string, Migration> = {
         primary key (project_id, session_id))`.execute(db);
     },
   },
-  "003_session_reservation_version": {
+  "004_session_reservation_version": {
     async up(db) {
       // 0 for reservations made before: any row of the session covers them, as it did.
       await sql`alter table session_create_reservations add column version bigint not null default 0`.execute(db);
