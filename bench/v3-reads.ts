@@ -1,20 +1,8 @@
-/**
- * v3 read path under load: gateway + sessions service as their own processes (as deployed), on NATS and Postgres on
- * this machine, ~100 seeded sessions, autocannon with 50 connections.
- *   GET /api/v3/sessions/{id}              target ≥ 1,500 req/s, p99 < 20 ms on 2 cores
- *   GET /api/v3/sessions?page_size=100
- * Baselines in the same run: the gateway alone (auth + validation answering 422, no gRPC call) and the sessions
- * service alone (the same reads as direct gRPC calls), so the cost of each hop shows.
- * `BENCH_SECONDS` sets each run's length (default 10).
- */
-import type { ChildProcess } from "node:child_process";
-import { startServiceProcess, waitUntil } from "./support/processes";
-import { randomBytes } from "node:crypto";
 import autocannon from "autocannon";
-import { freePort } from "@bas/embedded-infra";
 import { gateway, sessions } from "@bas/proto";
-import { checkGrpcHealth, connectClient } from "@bas/service-kit";
+import { connectClient } from "@bas/service-kit";
 import { benchInfra } from "./support/infra";
+import { startReadPath } from "./support/read-path";
 import { httpLoad } from "./support/http-load";
 import { percentile } from "./support/stats";
 
@@ -59,41 +47,14 @@ async function grpcLoad(title: string, address: string, projectId: string, ids: 
 
 async function main() {
   const infra = await benchInfra();
-  const namespace = `bench${randomBytes(4).toString("hex")}`;
-  const common = {
-    NATS_URL: infra.natsUrl,
-    DATABASE_URL: infra.databaseUrl,
-    NAMESPACE: namespace,
-    LOG_LEVEL: "warn",
-  };
-  const sessionsPort = await freePort();
-  const gatewayPort = await freePort();
-  const adminPort = await freePort();
-  const key = `bas_bench_${randomBytes(16).toString("hex")}`;
-  const children: ChildProcess[] = [];
+  // A read path that fails to start has stopped what it started; the infrastructure is this function's to close.
+  const path = await startReadPath(infra).catch(async (err) => {
+    await infra.close();
+    throw err;
+  });
+  const { key, sessionsPort } = path;
   try {
-    children.push(
-      startServiceProcess("sessions", "services/sessions/src/main.ts", {
-        ...common,
-        GRPC_PORT: String(sessionsPort),
-        SECRETS_KEY: randomBytes(32).toString("hex"),
-        MAX_ACTIVE_SESSIONS_PER_PROJECT: "10000",
-      }),
-    );
-    await waitUntil("sessions", () => checkGrpcHealth(`127.0.0.1:${sessionsPort}`));
-    children.push(
-      startServiceProcess("gateway", "services/gateway/src/main.ts", {
-        ...common,
-        PORT: String(gatewayPort),
-        HOST: "127.0.0.1",
-        GRPC_PORT: String(adminPort),
-        SESSIONS_ADDR: `127.0.0.1:${sessionsPort}`,
-        BOOTSTRAP_API_KEY: key,
-        BLOB_SIGNING_KEY: randomBytes(32).toString("hex"),
-      }),
-    );
-    const url = `http://127.0.0.1:${gatewayPort}`;
-    await waitUntil("gateway", async () => (await fetch(`${url}/api/v3/openapi.json`)).ok);
+    const { url, adminPort } = await path.startGateway("gateway");
 
     const ids: string[] = [];
     let projectId = "";
@@ -150,10 +111,7 @@ async function main() {
       `single-session read ≥ 1,500 req/s with p99 < 20 ms (50 connections): ${met(closed["req/s"] >= 1500 && closed["p99 ms"] < 20)}`,
     );
   } finally {
-    for (const child of children.reverse()) {
-      child.kill("SIGTERM");
-      await new Promise((r) => child.once("exit", r));
-    }
+    await path.stop();
     await infra.close();
   }
 }

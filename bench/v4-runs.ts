@@ -1,26 +1,9 @@
-/**
- * v4 run reads under load, with 100,000 runs in the database: gateway + sessions service as their own processes,
- * autocannon with 100 connections over random runs.
- *   GET /api/v4/runs/{id}/status   target ≥ 3,000 req/s, p99 < 15 ms at 3,000 req/s, and ≥ 1.5× the full read below
- *   GET /api/v4/runs/{id}          the full read, measured in the same run as the baseline
- * The status is also read through a second gateway that keeps nothing in memory (SESSION_CACHE_TTL_MS=0), so every
- * poll reaches the sessions service's index: what a poll costs when its answer is not cached.
- * Then event → SSE delivery: runs with an open event stream each, steps reported through the runner's gRPC API, and
- * the time until each step's event reaches the stream's reader (target p99 < 50 ms), with the runs stepping at an
- * agent's pace, then as fast as the pipeline goes (its throughput, and the latency with queueing).
- *
- * The 100,000 runs: a few are made through the API; the rest are rows written straight into the v4 read model with
- * the same shape (a read benchmark needs the rows, not 100,000 agent runs). `BENCH_SECONDS` sets each load's length.
- */
-import type { ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import autocannon from "autocannon";
 import pg from "pg";
-import { freePort } from "@bas/embedded-infra";
 import { sessions } from "@bas/proto";
-import { checkGrpcHealth, connectClient } from "@bas/service-kit";
+import { connectClient } from "@bas/service-kit";
 import { benchInfra } from "./support/infra";
-import { startServiceProcess, waitUntil } from "./support/processes";
+import { startReadPath } from "./support/read-path";
 import { httpLoad } from "./support/http-load";
 import { percentile } from "./support/stats";
 
@@ -156,42 +139,15 @@ const runnerClient = (address: string) => connectClient(sessions.RunnerReportsCl
 
 async function main() {
   const infra = await benchInfra();
-  const namespace = `bench${randomBytes(4).toString("hex")}`;
-  const common = { NATS_URL: infra.natsUrl, DATABASE_URL: infra.databaseUrl, NAMESPACE: namespace, LOG_LEVEL: "warn" };
-  const sessionsPort = await freePort();
-  const key = `bas_bench_${randomBytes(16).toString("hex")}`;
-  const children: ChildProcess[] = [];
-  const startGateway = async (name: string, env: Record<string, string> = {}) => {
-    const port = await freePort();
-    children.push(
-      startServiceProcess(name, "services/gateway/src/main.ts", {
-        ...common,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        GRPC_PORT: String(await freePort()),
-        SESSIONS_ADDR: `127.0.0.1:${sessionsPort}`,
-        BOOTSTRAP_API_KEY: key,
-        BLOB_SIGNING_KEY: randomBytes(32).toString("hex"),
-        RATE_LIMIT_REQUESTS: "0",
-        ...env,
-      }),
-    );
-    const url = `http://127.0.0.1:${port}`;
-    await waitUntil(name, async () => (await fetch(`${url}/api/v4/openapi.json`)).ok);
-    return url;
-  };
+  // A read path that fails to start has stopped what it started; the infrastructure is this function's to close.
+  const path = await startReadPath(infra).catch(async (err) => {
+    await infra.close();
+    throw err;
+  });
+  const { key, sessionsPort } = path;
   try {
-    children.push(
-      startServiceProcess("sessions", "services/sessions/src/main.ts", {
-        ...common,
-        GRPC_PORT: String(sessionsPort),
-        SECRETS_KEY: randomBytes(32).toString("hex"),
-        MAX_ACTIVE_SESSIONS_PER_PROJECT: "10000",
-      }),
-    );
-    await waitUntil("sessions", () => checkGrpcHealth(`127.0.0.1:${sessionsPort}`));
-    const url = await startGateway("gateway");
-    const uncachedUrl = await startGateway("gateway-uncached", { SESSION_CACHE_TTL_MS: "0" });
+    const { url } = await path.startGateway("gateway");
+    const { url: uncachedUrl } = await path.startGateway("gateway-uncached", { SESSION_CACHE_TTL_MS: "0" });
 
     // The project's id, from a run made through the API; then the other 99,999 as read-model rows.
     const first = await fetch(`${url}/api/v4/runs`, {
@@ -256,10 +212,7 @@ async function main() {
     console.log(`status ≥ 1.5× the full read: ${met(ratio >= 1.5)}`);
     console.log(`SSE delivery p99 < 50 ms (runs stepping every ${STEP_EVERY_MS} ms): ${met(p99 < 50)}`);
   } finally {
-    for (const child of children.reverse()) {
-      child.kill("SIGTERM");
-      await new Promise((r) => child.once("exit", r));
-    }
+    await path.stop();
     await infra.close();
   }
 }
