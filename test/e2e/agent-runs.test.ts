@@ -30,6 +30,21 @@ async function finished(runId: string, timeoutMs = 45_000) {
   }
 }
 
+/** The default project's id (billing's ledgers are per project). */
+async function projectIdOf(): Promise<string> {
+  const admin = connectClient(gatewayProto.ProjectAdminClient, stack.grpc.GATEWAY_ADDR);
+  const projectId = (await admin.listProjects({})).projects.find((p) => p.name === "default")!.id;
+  admin.close();
+  return projectId;
+}
+
+/** A run that must complete: when it did not, the failure says how it ended and why. */
+async function completed(runId: string) {
+  const run = await finished(runId);
+  if (run.status !== "completed") throw new Error(`run ${runId} ended ${run.status}: ${run.error}`);
+  return run;
+}
+
 function indexOf(request: RecordedRequest, pattern: RegExp): number {
   for (const line of lastInputText(request).split("\n")) {
     const match = /^\[(\d+)\](.*)$/.exec(line);
@@ -78,15 +93,13 @@ test("a run polled to completed: its result, and token and cost totals equal to 
     status: "completed",
     result: "It costs $699.00.",
     error: null,
+    judgement: null,
     totalInputTokens: 4400,
     totalOutputTokens: 180,
   });
 
-  const admin = connectClient(gatewayProto.ProjectAdminClient, stack.grpc.GATEWAY_ADDR);
-  const projectId = (await admin.listProjects({})).projects.find((p) => p.name === "default")!.id;
-  admin.close();
   const ledger = connectClient(billing.BillingClient, stack.grpc.BILLING_ADDR);
-  const totals = await ledger.getTotals({ projectId, runId: run.id });
+  const totals = await ledger.getTotals({ projectId: await projectIdOf(), runId: run.id });
   ledger.close();
   expect({ input: totals.inputTokens, output: totals.outputTokens, cost: totals.llmCostUsd }).toEqual({
     input: run.totalInputTokens,
@@ -109,14 +122,14 @@ test("a follow-up run in the same session sees the earlier turn and uses the sam
     task: "Add the Pixelon 8 to the cart.",
     model: "gpt-4o-mini",
   });
-  expect(await finished(first.body.id)).toMatchObject({ status: "completed" });
+  await completed(first.body.id);
   const second = await stack.request("POST", "/api/v4/runs", {
     task: "What is the cart total?",
     model: "gpt-4o-mini",
     sessionId: first.body.sessionId,
   });
   expect(second.status).toBe(200);
-  expect(await finished(second.body.id)).toMatchObject({ status: "completed", result: "Total: $699.00" });
+  expect(await completed(second.body.id)).toMatchObject({ result: "Total: $699.00" });
   const followUp = llm.requests("gpt-4o-mini")[3];
   expect(promptText(followUp)).toMatch(
     /<earlier_turns>[\s\S]*Task: Add the Pixelon 8 to the cart\.\s+Result: Added the Pixelon 8\.[\s\S]*<\/earlier_turns>/,
@@ -221,7 +234,109 @@ test("secretBindings: typed on its allowed host only, refused elsewhere; the mod
   });
   expect(twice.status).toBe(422);
   expect(twice.body.detail[0]).toMatchObject({ loc: ["body", "secretBindings", 1, "alias"] });
-  const judged = await stack.request("POST", "/api/v4/runs", { task: "x", judge: {} });
-  expect(judged.status).toBe(422);
-  expect(judged.body.detail[0]).toMatchObject({ loc: ["body", "judge"] });
+});
+
+test("modelParams reach the provider as the model's route takes them; what the route does not take is a 422", async () => {
+  const { llm } = stack;
+  const done = toolCallReply("done", { success: true, text: "Done." });
+  llm.script("gpt-4.1-mini", [done]);
+  const plain = await stack.request("POST", "/api/v4/runs", {
+    task: "Say done.",
+    model: "gpt-4.1-mini",
+    modelParams: { temperature: 0.3, topP: 0.9, maxOutputTokens: 700 },
+  });
+  expect(await finished(plain.body.id)).toMatchObject({ status: "completed", result: "Done." });
+  expect(llm.requests("gpt-4.1-mini").at(-1)!.body).toMatchObject({ temperature: 0.3, top_p: 0.9, max_tokens: 700 });
+  expect(llm.requests("gpt-4.1-mini").at(-1)!.body).not.toHaveProperty("reasoning_effort");
+
+  llm.script("o4-mini", [done]);
+  const reasoning = await stack.request("POST", "/api/v4/runs", {
+    task: "Say done.",
+    model: "o4-mini",
+    modelParams: { thinkingLevel: "high", maxOutputTokens: 900 },
+  });
+  expect(await finished(reasoning.body.id)).toMatchObject({ status: "completed" });
+  const sent = llm.requests("o4-mini").at(-1)!.body;
+  expect(sent).toMatchObject({ reasoning_effort: "high", max_completion_tokens: 900 });
+  expect(sent).not.toHaveProperty("max_tokens");
+
+  for (const [model, modelParams, field] of [
+    ["gpt-4.1-mini", { thinkingLevel: "low" }, "thinkingLevel"],
+    ["o4-mini", { temperature: 0.5 }, "temperature"],
+    ["gpt-4.1-mini", { seed: 7 }, "seed"],
+    ["gpt-4.1-mini", { temperature: 3 }, "temperature"],
+  ] as const) {
+    const refused = await stack.request("POST", "/api/v4/runs", { task: "x", model, modelParams });
+    expect({ model, status: refused.status, loc: refused.body.detail?.[0]?.loc }).toEqual({
+      model,
+      status: 422,
+      loc: ["body", "modelParams", field],
+    });
+  }
+});
+
+test("judge: the completed run carries the verdict on its steps and last page; the judge's tokens are in its totals, equal to billing's ledger", async () => {
+  const { llm, sites } = stack;
+  const verdict = {
+    verdict: false,
+    reasoning: "The product page shows $699.00, the agent answered $599.00.",
+    failureReason: "The answer contradicts the page.",
+    impossibleTask: false,
+    reachedCaptcha: false,
+  };
+  llm.script("gemini-2.5-pro", [
+    toolCallReply(
+      "go_to_url",
+      { url: `${sites.url}/shop/product/pixelon-8` },
+      { usage: { promptTokens: 2000, completionTokens: 100 } },
+    ),
+    toolCallReply(
+      "done",
+      { success: true, text: "It costs $599.00." },
+      { usage: { promptTokens: 2400, completionTokens: 80 } },
+    ),
+    toolCallReply("judgement", verdict, { usage: { promptTokens: 3000, completionTokens: 60 } }),
+  ]);
+  const created = await stack.request("POST", "/api/v4/runs", {
+    task: "What does the Pixelon 8 cost?",
+    model: "gemini-2.5-pro",
+    judge: { context: "The price must be the one on the product page." },
+  });
+  expect(created.status).toBe(200);
+  const run = await finished(created.body.id);
+  // Terminal with the verdict and with the judge's call in the costs: nothing changes after this.
+  expect(run).toMatchObject({
+    status: "completed",
+    result: "It costs $599.00.",
+    judgement: verdict,
+    totalInputTokens: 7400,
+    totalOutputTokens: 240,
+  });
+  const judgeRequest = llm.requests("gemini-2.5-pro")[2];
+  const prompt = promptText(judgeRequest);
+  for (const part of ["What does the Pixelon 8 cost?", "must be the one on the product page", "$699.00", "$599.00"]) {
+    expect(prompt).toContain(part);
+  }
+  expect(judgeRequest.body.tools.map((t: any) => t.function.name)).toEqual(["judgement"]);
+
+  const ledger = connectClient(billing.BillingClient, stack.grpc.BILLING_ADDR);
+  const totals = await ledger.getTotals({ projectId: await projectIdOf(), runId: run.id });
+  ledger.close();
+  expect({ input: totals.inputTokens, output: totals.outputTokens, cost: totals.llmCostUsd }).toEqual({
+    input: 7400,
+    output: 240,
+    cost: run.totalCostUsd,
+  });
+  const events = (await stack.request("GET", `/api/v4/runs/${run.id}/events?limit=100`)).body.events;
+  expect(events.at(-1)).toMatchObject({ type: "run.completed", data: { success: true, judgement: verdict } });
+
+  // A bad judge object is an exact 422.
+  const bad = await stack.request("POST", "/api/v4/runs", { task: "x", judge: { context: 5, strict: true } });
+  expect(bad.status).toBe(422);
+  expect(bad.body.detail.map((d: any) => d.loc)).toEqual(
+    expect.arrayContaining([
+      ["body", "judge", "context"],
+      ["body", "judge", "strict"],
+    ]),
+  );
 });

@@ -234,13 +234,13 @@ describe("what a caller may not do", () => {
     expect(none.status).toBe(401);
 
     const extra = await stack.request("POST", "/api/v4/runs", {
-      body: { task: "x", modelParams: { temperature: 2 } },
+      body: { task: "x", modelParams: { frequencyPenalty: 2 } },
     });
     expect(extra.status).toBe(422);
     expect(extra.body).toEqual({
       detail: [
         {
-          loc: ["body", "modelParams", "temperature"],
+          loc: ["body", "modelParams", "frequencyPenalty"],
           msg: "Extra inputs are not permitted",
           type: "extra_forbidden",
         },

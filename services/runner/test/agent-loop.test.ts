@@ -34,12 +34,15 @@ test("the shop task: search, open a product, read its price; steps, messages and
     },
   ]);
   const run = await h.run("shop", "Find the price of the Pixelon 8 Mini Phone in the shop.");
-  expect(run.outcome).toEqual({
+  expect(run.outcome).toMatchObject({
     kind: "completed",
     success: true,
     output: "The Pixelon 8 Mini Phone costs $549.00.",
     summary: "Task completed",
     steps: 4,
+    // What a judge of the run reads: every step, and the page the model saw last.
+    records: expect.arrayContaining([expect.objectContaining({ step: 4 })]),
+    lastPage: expect.stringContaining("$549.00"),
   });
   expect(run.steps.map((s) => s.summary)).toEqual([
     expect.stringMatching(/^Navigating to 127\.0\.0\.1:\d+\/shop\/$/),
@@ -159,7 +162,7 @@ test("a secret is typed only into a field of an allowed host: a frame from elsew
 test("the step limit ends the task as unsuccessful with a clear summary", async () => {
   h.llm.script("limit", [toolCallReply("wait", { seconds: 0 }), toolCallReply("wait", { seconds: 0 })]);
   const run = await h.run("limit", "Wait forever.", { maxSteps: 2 });
-  expect(run.outcome).toEqual({
+  expect(run.outcome).toMatchObject({
     kind: "completed",
     success: false,
     output: null,

@@ -21,7 +21,7 @@ import {
 import { Empty } from "../../google/protobuf/empty";
 import { Value } from "../../google/protobuf/struct";
 import { Timestamp } from "../../google/protobuf/timestamp";
-import { AllowedDomains, BrowserSettings } from "./sessions";
+import { AllowedDomains, BrowserSettings, JudgeSettings, ModelParams } from "./sessions";
 
 export const protobufPackage = "bas.v1";
 
@@ -71,6 +71,12 @@ export interface TaskAssignment {
    * named here may be typed anywhere.
    */
   secretDomains: { [key: string]: AllowedDomains };
+  /** Judge the run when the agent is done, and report the verdict with the completion. */
+  judge?:
+    | JudgeSettings
+    | undefined;
+  /** The task's own model parameters (a v4 run's); its thinking_level wins over the session's. */
+  modelParams?: ModelParams | undefined;
 }
 
 export interface TaskAssignment_SecretDomainsEntry {
@@ -133,6 +139,8 @@ export interface CheckModelRouteRequest {
 export interface CheckModelRouteResponse {
   /** LLM_BASE_URL, or a MODEL_ROUTES entry with a base URL, serves the model. */
   configured: boolean;
+  /** The route reasons: it takes a thinking level (reasoning_effort), and no temperature or top_p. */
+  reasoning: boolean;
 }
 
 function createBaseRunnerStatus(): RunnerStatus {
@@ -247,6 +255,8 @@ function createBaseTaskAssignment(): TaskAssignment {
     earlierTurns: [],
     reopened: undefined,
     secretDomains: {},
+    judge: undefined,
+    modelParams: undefined,
   };
 }
 
@@ -303,6 +313,12 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
     globalThis.Object.entries(message.secretDomains).forEach(([key, value]: [string, AllowedDomains]) => {
       TaskAssignment_SecretDomainsEntry.encode({ key: key as any, value }, writer.uint32(138).fork()).join();
     });
+    if (message.judge !== undefined) {
+      JudgeSettings.encode(message.judge, writer.uint32(146).fork()).join();
+    }
+    if (message.modelParams !== undefined) {
+      ModelParams.encode(message.modelParams, writer.uint32(154).fork()).join();
+    }
     return writer;
   },
 
@@ -458,6 +474,22 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
             }
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.judge = JudgeSettings.decode(reader, reader.uint32());
+            continue;
+          }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.modelParams = ModelParams.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -563,6 +595,12 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
           {},
         )
         : {},
+      judge: isSet(object.judge) ? JudgeSettings.fromJSON(object.judge) : undefined,
+      modelParams: isSet(object.modelParams)
+        ? ModelParams.fromJSON(object.modelParams)
+        : isSet(object.model_params)
+        ? ModelParams.fromJSON(object.model_params)
+        : undefined,
     };
   },
 
@@ -625,6 +663,12 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
         });
       }
     }
+    if (message.judge !== undefined) {
+      obj.judge = JudgeSettings.toJSON(message.judge);
+    }
+    if (message.modelParams !== undefined) {
+      obj.modelParams = ModelParams.toJSON(message.modelParams);
+    }
     return obj;
   },
 
@@ -658,6 +702,12 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
         }
         return acc;
       }, {});
+    message.judge = (object.judge !== undefined && object.judge !== null)
+      ? JudgeSettings.fromPartial(object.judge)
+      : undefined;
+    message.modelParams = (object.modelParams !== undefined && object.modelParams !== null)
+      ? ModelParams.fromPartial(object.modelParams)
+      : undefined;
     return message;
   },
 };
@@ -1549,13 +1599,16 @@ export const CheckModelRouteRequest: MessageFns<CheckModelRouteRequest> = {
 };
 
 function createBaseCheckModelRouteResponse(): CheckModelRouteResponse {
-  return { configured: false };
+  return { configured: false, reasoning: false };
 }
 
 export const CheckModelRouteResponse: MessageFns<CheckModelRouteResponse> = {
   encode(message: CheckModelRouteResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.configured !== false) {
       writer.uint32(8).bool(message.configured);
+    }
+    if (message.reasoning !== false) {
+      writer.uint32(16).bool(message.reasoning);
     }
     return writer;
   },
@@ -1581,6 +1634,14 @@ export const CheckModelRouteResponse: MessageFns<CheckModelRouteResponse> = {
             message.configured = reader.bool();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.reasoning = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1594,13 +1655,19 @@ export const CheckModelRouteResponse: MessageFns<CheckModelRouteResponse> = {
   },
 
   fromJSON(object: any): CheckModelRouteResponse {
-    return { configured: isSet(object.configured) ? globalThis.Boolean(object.configured) : false };
+    return {
+      configured: isSet(object.configured) ? globalThis.Boolean(object.configured) : false,
+      reasoning: isSet(object.reasoning) ? globalThis.Boolean(object.reasoning) : false,
+    };
   },
 
   toJSON(message: CheckModelRouteResponse): unknown {
     const obj: any = {};
     if (message.configured !== false) {
       obj.configured = message.configured;
+    }
+    if (message.reasoning !== false) {
+      obj.reasoning = message.reasoning;
     }
     return obj;
   },
@@ -1611,6 +1678,7 @@ export const CheckModelRouteResponse: MessageFns<CheckModelRouteResponse> = {
   fromPartial<I extends Exact<DeepPartial<CheckModelRouteResponse>, I>>(object: I): CheckModelRouteResponse {
     const message = createBaseCheckModelRouteResponse();
     message.configured = object.configured ?? false;
+    message.reasoning = object.reasoning ?? false;
     return message;
   },
 };

@@ -18,9 +18,9 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Struct } from "../../google/protobuf/struct";
+import { Struct, Value } from "../../google/protobuf/struct";
 import { Timestamp } from "../../google/protobuf/timestamp";
-import { BrowserSettings } from "./sessions";
+import { BrowserSettings, JudgeSettings, ModelParams } from "./sessions";
 
 export const protobufPackage = "bas.v1";
 
@@ -48,6 +48,12 @@ export interface CreateRunRequest {
     | undefined;
   /** Values the agent may type by alias (<secret>alias</secret>) and never sees, each only on its allowed hosts. */
   secretBindings: SecretBinding[];
+  /** Judge the run when the agent is done: the verdict is the run's `judgement`. */
+  judge?:
+    | JudgeSettings
+    | undefined;
+  /** The run's model parameters (its thinking_level also in thinking_level above, for the conversation's first run). */
+  modelParams?: ModelParams | undefined;
 }
 
 export interface SecretBinding {
@@ -86,7 +92,11 @@ export interface Run {
   /** From billing's ledger of the run; final once the status is terminal. */
   totalCostUsd: string;
   createdAt: Date | undefined;
-  updatedAt: Date | undefined;
+  updatedAt:
+    | Date
+    | undefined;
+  /** The judge's verdict (an object), for a run created with `judge` that completed; absent otherwise. */
+  judgement?: any | undefined;
 }
 
 export interface ListRunsRequest {
@@ -207,6 +217,8 @@ function createBaseCreateRunRequest(): CreateRunRequest {
     thinkingLevel: undefined,
     idempotencyKey: undefined,
     secretBindings: [],
+    judge: undefined,
+    modelParams: undefined,
   };
 }
 
@@ -244,6 +256,12 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
     }
     for (const v of message.secretBindings) {
       SecretBinding.encode(v!, writer.uint32(90).fork()).join();
+    }
+    if (message.judge !== undefined) {
+      JudgeSettings.encode(message.judge, writer.uint32(98).fork()).join();
+    }
+    if (message.modelParams !== undefined) {
+      ModelParams.encode(message.modelParams, writer.uint32(106).fork()).join();
     }
     return writer;
   },
@@ -349,6 +367,22 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
             message.secretBindings.push(SecretBinding.decode(reader, reader.uint32()));
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.judge = JudgeSettings.decode(reader, reader.uint32());
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.modelParams = ModelParams.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -406,6 +440,12 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
         : globalThis.Array.isArray(object?.secret_bindings)
         ? object.secret_bindings.map((e: any) => SecretBinding.fromJSON(e))
         : [],
+      judge: isSet(object.judge) ? JudgeSettings.fromJSON(object.judge) : undefined,
+      modelParams: isSet(object.modelParams)
+        ? ModelParams.fromJSON(object.modelParams)
+        : isSet(object.model_params)
+        ? ModelParams.fromJSON(object.model_params)
+        : undefined,
     };
   },
 
@@ -444,6 +484,12 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
     if (message.secretBindings?.length) {
       obj.secretBindings = message.secretBindings.map((e) => SecretBinding.toJSON(e));
     }
+    if (message.judge !== undefined) {
+      obj.judge = JudgeSettings.toJSON(message.judge);
+    }
+    if (message.modelParams !== undefined) {
+      obj.modelParams = ModelParams.toJSON(message.modelParams);
+    }
     return obj;
   },
 
@@ -465,6 +511,12 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
     message.thinkingLevel = object.thinkingLevel ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? undefined;
     message.secretBindings = object.secretBindings?.map((e) => SecretBinding.fromPartial(e)) || [];
+    message.judge = (object.judge !== undefined && object.judge !== null)
+      ? JudgeSettings.fromPartial(object.judge)
+      : undefined;
+    message.modelParams = (object.modelParams !== undefined && object.modelParams !== null)
+      ? ModelParams.fromPartial(object.modelParams)
+      : undefined;
     return message;
   },
 };
@@ -792,6 +844,7 @@ function createBaseRun(): Run {
     totalCostUsd: "",
     createdAt: undefined,
     updatedAt: undefined,
+    judgement: undefined,
   };
 }
 
@@ -838,6 +891,9 @@ export const Run: MessageFns<Run> = {
     }
     if (message.updatedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(114).fork()).join();
+    }
+    if (message.judgement !== undefined) {
+      Value.encode(Value.wrap(message.judgement), writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -967,6 +1023,14 @@ export const Run: MessageFns<Run> = {
             message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.judgement = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1023,6 +1087,7 @@ export const Run: MessageFns<Run> = {
         : isSet(object.updated_at)
         ? fromJsonTimestamp(object.updated_at)
         : undefined,
+      judgement: isSet(object?.judgement) ? object.judgement : undefined,
     };
   },
 
@@ -1070,6 +1135,9 @@ export const Run: MessageFns<Run> = {
     if (message.updatedAt !== undefined) {
       obj.updatedAt = message.updatedAt.toISOString();
     }
+    if (message.judgement !== undefined) {
+      obj.judgement = message.judgement;
+    }
     return obj;
   },
 
@@ -1092,6 +1160,7 @@ export const Run: MessageFns<Run> = {
     message.totalCostUsd = object.totalCostUsd ?? "";
     message.createdAt = object.createdAt ?? undefined;
     message.updatedAt = object.updatedAt ?? undefined;
+    message.judgement = object.judgement === undefined ? undefined : object.judgement;
     return message;
   },
 };

@@ -229,7 +229,11 @@ export interface TaskCompletedRequest {
   taskId: string;
   output: any | undefined;
   success: boolean;
-  summary?: string | undefined;
+  summary?:
+    | string
+    | undefined;
+  /** The judge's verdict (an object), when the task was to be judged. */
+  judgement?: any | undefined;
 }
 
 export interface TaskFailedRequest {
@@ -359,11 +363,40 @@ export interface TaskDispatched {
     | undefined;
   /** Secrets that may only be typed on some hosts (a v4 run's secret bindings): key → those hosts. */
   secretDomains: { [key: string]: AllowedDomains };
+  /** The run is to be judged once the agent is done (a v4 run's `judge`). */
+  judge?:
+    | JudgeSettings
+    | undefined;
+  /** The run's own model parameters (a v4 run's `modelParams`); absent = the provider's defaults. */
+  modelParams?: ModelParams | undefined;
 }
 
 export interface TaskDispatched_SecretDomainsEntry {
   key: string;
   value: AllowedDomains | undefined;
+}
+
+/**
+ * A v4 run's `modelParams`, as the gateway checked them against the model's route: `thinking_level` only for a
+ * route that reasons, `temperature` and `top_p` only for one that does not.
+ */
+export interface ModelParams {
+  thinkingLevel?: string | undefined;
+  temperature?: number | undefined;
+  topP?:
+    | number
+    | undefined;
+  /** A cap on each model call's answer. */
+  maxOutputTokens?: number | undefined;
+}
+
+/**
+ * A v4 run's `judge`: when the agent is done, the run's model gives a verdict on what it did, before the run ends
+ * (so the judge's tokens are in the run's costs when it becomes terminal).
+ */
+export interface JudgeSettings {
+  /** What the caller tells the judge besides the task (what counts as success, say). */
+  context?: string | undefined;
 }
 
 export interface AllowedDomains {
@@ -426,7 +459,11 @@ export interface TaskCompleted {
   taskId: string;
   output: any | undefined;
   success: boolean;
-  summary?: string | undefined;
+  summary?:
+    | string
+    | undefined;
+  /** The judge's verdict (an object), when the task was to be judged. */
+  judgement?: any | undefined;
 }
 
 export interface TaskFailed {
@@ -3571,7 +3608,7 @@ export const StepMessage: MessageFns<StepMessage> = {
 };
 
 function createBaseTaskCompletedRequest(): TaskCompletedRequest {
-  return { sessionId: "", taskId: "", output: undefined, success: false, summary: undefined };
+  return { sessionId: "", taskId: "", output: undefined, success: false, summary: undefined, judgement: undefined };
 }
 
 export const TaskCompletedRequest: MessageFns<TaskCompletedRequest> = {
@@ -3590,6 +3627,9 @@ export const TaskCompletedRequest: MessageFns<TaskCompletedRequest> = {
     }
     if (message.summary !== undefined) {
       writer.uint32(42).string(message.summary);
+    }
+    if (message.judgement !== undefined) {
+      Value.encode(Value.wrap(message.judgement), writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -3647,6 +3687,14 @@ export const TaskCompletedRequest: MessageFns<TaskCompletedRequest> = {
             message.summary = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.judgement = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3674,6 +3722,7 @@ export const TaskCompletedRequest: MessageFns<TaskCompletedRequest> = {
       output: isSet(object?.output) ? object.output : undefined,
       success: isSet(object.success) ? globalThis.Boolean(object.success) : false,
       summary: isSet(object.summary) ? globalThis.String(object.summary) : undefined,
+      judgement: isSet(object?.judgement) ? object.judgement : undefined,
     };
   },
 
@@ -3694,6 +3743,9 @@ export const TaskCompletedRequest: MessageFns<TaskCompletedRequest> = {
     if (message.summary !== undefined) {
       obj.summary = message.summary;
     }
+    if (message.judgement !== undefined) {
+      obj.judgement = message.judgement;
+    }
     return obj;
   },
 
@@ -3707,6 +3759,7 @@ export const TaskCompletedRequest: MessageFns<TaskCompletedRequest> = {
     message.output = object.output === undefined ? undefined : object.output;
     message.success = object.success ?? false;
     message.summary = object.summary ?? undefined;
+    message.judgement = object.judgement === undefined ? undefined : object.judgement;
     return message;
   },
 };
@@ -5314,6 +5367,8 @@ function createBaseTaskDispatched(): TaskDispatched {
     maxCostUsd: undefined,
     queuedMessageId: undefined,
     secretDomains: {},
+    judge: undefined,
+    modelParams: undefined,
   };
 }
 
@@ -5349,6 +5404,12 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
     globalThis.Object.entries(message.secretDomains).forEach(([key, value]: [string, AllowedDomains]) => {
       TaskDispatched_SecretDomainsEntry.encode({ key: key as any, value }, writer.uint32(82).fork()).join();
     });
+    if (message.judge !== undefined) {
+      JudgeSettings.encode(message.judge, writer.uint32(90).fork()).join();
+    }
+    if (message.modelParams !== undefined) {
+      ModelParams.encode(message.modelParams, writer.uint32(98).fork()).join();
+    }
     return writer;
   },
 
@@ -5448,6 +5509,22 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
             }
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.judge = JudgeSettings.decode(reader, reader.uint32());
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.modelParams = ModelParams.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5530,6 +5607,12 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
           {},
         )
         : {},
+      judge: isSet(object.judge) ? JudgeSettings.fromJSON(object.judge) : undefined,
+      modelParams: isSet(object.modelParams)
+        ? ModelParams.fromJSON(object.modelParams)
+        : isSet(object.model_params)
+        ? ModelParams.fromJSON(object.model_params)
+        : undefined,
     };
   },
 
@@ -5571,6 +5654,12 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
         });
       }
     }
+    if (message.judge !== undefined) {
+      obj.judge = JudgeSettings.toJSON(message.judge);
+    }
+    if (message.modelParams !== undefined) {
+      obj.modelParams = ModelParams.toJSON(message.modelParams);
+    }
     return obj;
   },
 
@@ -5595,6 +5684,12 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
         }
         return acc;
       }, {});
+    message.judge = (object.judge !== undefined && object.judge !== null)
+      ? JudgeSettings.fromPartial(object.judge)
+      : undefined;
+    message.modelParams = (object.modelParams !== undefined && object.modelParams !== null)
+      ? ModelParams.fromPartial(object.modelParams)
+      : undefined;
     return message;
   },
 };
@@ -5686,6 +5781,202 @@ export const TaskDispatched_SecretDomainsEntry: MessageFns<TaskDispatched_Secret
     message.value = (object.value !== undefined && object.value !== null)
       ? AllowedDomains.fromPartial(object.value)
       : undefined;
+    return message;
+  },
+};
+
+function createBaseModelParams(): ModelParams {
+  return { thinkingLevel: undefined, temperature: undefined, topP: undefined, maxOutputTokens: undefined };
+}
+
+export const ModelParams: MessageFns<ModelParams> = {
+  encode(message: ModelParams, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.thinkingLevel !== undefined) {
+      writer.uint32(10).string(message.thinkingLevel);
+    }
+    if (message.temperature !== undefined) {
+      writer.uint32(17).double(message.temperature);
+    }
+    if (message.topP !== undefined) {
+      writer.uint32(25).double(message.topP);
+    }
+    if (message.maxOutputTokens !== undefined) {
+      writer.uint32(32).int32(message.maxOutputTokens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModelParams {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModelParams();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.thinkingLevel = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.temperature = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.topP = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.maxOutputTokens = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ModelParams {
+    return {
+      thinkingLevel: isSet(object.thinkingLevel)
+        ? globalThis.String(object.thinkingLevel)
+        : isSet(object.thinking_level)
+        ? globalThis.String(object.thinking_level)
+        : undefined,
+      temperature: isSet(object.temperature) ? globalThis.Number(object.temperature) : undefined,
+      topP: isSet(object.topP)
+        ? globalThis.Number(object.topP)
+        : isSet(object.top_p)
+        ? globalThis.Number(object.top_p)
+        : undefined,
+      maxOutputTokens: isSet(object.maxOutputTokens)
+        ? globalThis.Number(object.maxOutputTokens)
+        : isSet(object.max_output_tokens)
+        ? globalThis.Number(object.max_output_tokens)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ModelParams): unknown {
+    const obj: any = {};
+    if (message.thinkingLevel !== undefined) {
+      obj.thinkingLevel = message.thinkingLevel;
+    }
+    if (message.temperature !== undefined) {
+      obj.temperature = floatToJson(message.temperature);
+    }
+    if (message.topP !== undefined) {
+      obj.topP = floatToJson(message.topP);
+    }
+    if (message.maxOutputTokens !== undefined) {
+      obj.maxOutputTokens = Math.round(message.maxOutputTokens);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ModelParams>, I>>(base?: I): ModelParams {
+    return ModelParams.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ModelParams>, I>>(object: I): ModelParams {
+    const message = createBaseModelParams();
+    message.thinkingLevel = object.thinkingLevel ?? undefined;
+    message.temperature = object.temperature ?? undefined;
+    message.topP = object.topP ?? undefined;
+    message.maxOutputTokens = object.maxOutputTokens ?? undefined;
+    return message;
+  },
+};
+
+function createBaseJudgeSettings(): JudgeSettings {
+  return { context: undefined };
+}
+
+export const JudgeSettings: MessageFns<JudgeSettings> = {
+  encode(message: JudgeSettings, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      writer.uint32(10).string(message.context);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): JudgeSettings {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseJudgeSettings();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): JudgeSettings {
+    return { context: isSet(object.context) ? globalThis.String(object.context) : undefined };
+  },
+
+  toJSON(message: JudgeSettings): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = message.context;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<JudgeSettings>, I>>(base?: I): JudgeSettings {
+    return JudgeSettings.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<JudgeSettings>, I>>(object: I): JudgeSettings {
+    const message = createBaseJudgeSettings();
+    message.context = object.context ?? undefined;
     return message;
   },
 };
@@ -6506,7 +6797,7 @@ export const UsageReported: MessageFns<UsageReported> = {
 };
 
 function createBaseTaskCompleted(): TaskCompleted {
-  return { taskId: "", output: undefined, success: false, summary: undefined };
+  return { taskId: "", output: undefined, success: false, summary: undefined, judgement: undefined };
 }
 
 export const TaskCompleted: MessageFns<TaskCompleted> = {
@@ -6522,6 +6813,9 @@ export const TaskCompleted: MessageFns<TaskCompleted> = {
     }
     if (message.summary !== undefined) {
       writer.uint32(34).string(message.summary);
+    }
+    if (message.judgement !== undefined) {
+      Value.encode(Value.wrap(message.judgement), writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -6571,6 +6865,14 @@ export const TaskCompleted: MessageFns<TaskCompleted> = {
             message.summary = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.judgement = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6593,6 +6895,7 @@ export const TaskCompleted: MessageFns<TaskCompleted> = {
       output: isSet(object?.output) ? object.output : undefined,
       success: isSet(object.success) ? globalThis.Boolean(object.success) : false,
       summary: isSet(object.summary) ? globalThis.String(object.summary) : undefined,
+      judgement: isSet(object?.judgement) ? object.judgement : undefined,
     };
   },
 
@@ -6610,6 +6913,9 @@ export const TaskCompleted: MessageFns<TaskCompleted> = {
     if (message.summary !== undefined) {
       obj.summary = message.summary;
     }
+    if (message.judgement !== undefined) {
+      obj.judgement = message.judgement;
+    }
     return obj;
   },
 
@@ -6622,6 +6928,7 @@ export const TaskCompleted: MessageFns<TaskCompleted> = {
     message.output = object.output === undefined ? undefined : object.output;
     message.success = object.success ?? false;
     message.summary = object.summary ?? undefined;
+    message.judgement = object.judgement === undefined ? undefined : object.judgement;
     return message;
   },
 };
@@ -7809,6 +8116,10 @@ export const RunnerReportsClient = makeGenericClientConstructor(
   service: typeof RunnerReportsService;
   serviceName: string;
 };
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 

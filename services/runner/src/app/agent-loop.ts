@@ -42,6 +42,8 @@ export async function runAgent(
   let notes: string[] = [...start.notes];
   let notices = [...start.notices];
   let schemaFailures = start.memories.filter((m) => m.correction).length;
+  /** The page as the model last saw it (what a judge of the run reads with the steps). */
+  let lastPage = "";
   let secrets: Record<string, string> | undefined;
   const secretValues = async () => {
     secrets ??= await deps.secrets();
@@ -80,6 +82,7 @@ export async function runAgent(
     // it is awaited before acting, so it shows the page the model saw and never races a navigation.
     const screenshot: Promise<Uint8Array | undefined> =
       snapshot.screenshot || !options.screenshots ? Promise.resolve(snapshot.screenshot) : browser.screenshot();
+    lastPage = redact(renderSnapshot(snapshot, options.maxObserveChars));
     let reply: ChatResult;
     try {
       reply = await inSpan("agent.decide", { attributes }, () =>
@@ -93,7 +96,7 @@ export async function runAgent(
             step,
             maxSteps: task.maxSteps,
             history: renderHistory(records, DEFAULT_HISTORY_OPTIONS),
-            page: redact(renderSnapshot(snapshot, options.maxObserveChars)),
+            page: lastPage,
             notes,
             ...(task.vision && snapshot.screenshot ? { screenshot: snapshot.screenshot } : {}),
             today: deps.now().toISOString().slice(0, 10),
@@ -105,7 +108,15 @@ export async function runAgent(
     } catch (err) {
       if (signal.aborted) return { kind: "stopped", steps: step - 1 };
       if (err instanceof BudgetExceededError) {
-        return { kind: "completed", success: false, output: null, summary: err.message, steps: step - 1 };
+        return {
+          kind: "completed",
+          success: false,
+          output: null,
+          summary: err.message,
+          steps: step - 1,
+          records,
+          lastPage,
+        };
       }
       throw err;
     }
@@ -145,7 +156,7 @@ export async function runAgent(
       },
     });
     notices = [];
-    if (result.finished) return { kind: "completed", ...result.finished, steps: step };
+    if (result.finished) return { kind: "completed", ...result.finished, steps: step, records, lastPage };
     if (result.browserLost) await reconnect();
   }
   return {
@@ -154,6 +165,8 @@ export async function runAgent(
     output: null,
     summary: `Stopped: the step limit of ${task.maxSteps} steps was reached before the task was done`,
     steps: task.maxSteps,
+    records,
+    lastPage,
   };
 }
 

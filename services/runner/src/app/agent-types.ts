@@ -1,4 +1,5 @@
 import type { OutputMode } from "../domain/actions";
+import type { StepRecord } from "../domain/history";
 import type { EarlierTurn } from "../domain/prompt";
 import type { Redactor, SecretDomains } from "../domain/secrets";
 import type { PendingStep, StepMemory, StepMessage } from "../domain/step-memory";
@@ -74,5 +75,15 @@ export interface AgentDeps extends FinishDeps {
 }
 
 export type AgentOutcome =
-  | { kind: "completed"; success: boolean; output: unknown; summary: string; steps: number }
+  | {
+      kind: "completed";
+      success: boolean;
+      output: unknown;
+      summary: string;
+      steps: number;
+      /** Every step of the task, the earlier attempts' too (what a judge of the run reads). */
+      records: readonly StepRecord[];
+      /** The page as the model last saw it, rendered and redacted. */
+      lastPage: string;
+    }
   | { kind: "stopped"; steps: number };

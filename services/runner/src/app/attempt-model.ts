@@ -1,4 +1,4 @@
-import { type ModelRoute, reasoningEffort } from "../domain/model-routes";
+import { callParams, type ModelRoute } from "../domain/model-routes";
 import { createRedactor, type Redactor } from "../domain/secrets";
 import type { Attempt, TaskDisposition } from "./attempt";
 import { ignoreStale, recordUsage } from "./attempt-reports";
@@ -40,7 +40,8 @@ export async function resolveModel(t: Attempt): Promise<AttemptModel | TaskDispo
   // The redactor must know the values before the first prompt: the task text or a page could contain them.
   const redactor = createRedactor(a.sensitiveDataKeys.length ? await secretValues() : {});
 
-  const target = { route, apiKey, ...withEffort(route, a.thinkingLevel) };
+  // A run's own parameters win over the session's thinking level.
+  const target = { route, apiKey, ...callParams(route, { thinkingLevel: a.thinkingLevel, ...a.modelParams }) };
   const model = createModelCaller({
     complete: (request) => deps.complete(target, request),
     ...(deps.checkBudget ? { checkBudget: (estimate: TokenUsage) => deps.checkBudget!(a, estimate) } : {}),
@@ -48,9 +49,4 @@ export async function resolveModel(t: Attempt): Promise<AttemptModel | TaskDispo
     redact: redactor,
   });
   return { route, model, redactor, secretValues };
-}
-
-function withEffort(route: ModelRoute, thinkingLevel: string | undefined): { reasoningEffort?: string } {
-  const effort = reasoningEffort(route, thinkingLevel);
-  return effort ? { reasoningEffort: effort } : {};
 }

@@ -1,3 +1,4 @@
+import type { Judgement, NoJudgement } from "../domain/judge";
 import { planResume, type ResumePlan } from "../domain/resume-plan";
 import { redactDeep } from "../domain/secrets";
 import type { PendingStep } from "../domain/step-memory";
@@ -7,6 +8,7 @@ import type { AttemptModel } from "./attempt-model";
 import { reportStep, settleLastUsage } from "./attempt-reports";
 import { type Held, openBrowser } from "./attempt-sandbox";
 import { type RecordedStep, runAgent } from "./agent-loop";
+import { judgeRun } from "./judge-run";
 import type { TaskLease, TaskWorkerDeps } from "./task-worker";
 
 /**
@@ -98,20 +100,34 @@ export async function runAttempt(
     },
     start,
   );
-  if (outcome.kind === "stopped") {
+  const interrupted = () => {
     const reason = t.interrupted();
     log.info({ ...t.ids, reason }, "task interrupted");
     return dispositionFor(reason ?? "task_stopped");
+  };
+  if (outcome.kind === "stopped") return interrupted();
+  const output = redactDeep(outcome.output, redactor);
+  let judgement: Judgement | NoJudgement | undefined;
+  if (a.judge) {
+    // Before the completion is reported: the run is terminal only with the judge's tokens in its costs.
+    const input = { task: a.task, context: a.judge.context, ...outcome, output };
+    try {
+      judgement = await judgeRun(model, input, t.signal);
+    } catch (err) {
+      if (t.signal.aborted) return interrupted();
+      throw err;
+    }
   }
   if (!(await holdsLease(held.lease, log))) throw new LeaseLostError();
   await deps.reports.taskCompleted({
     sessionId: a.sessionId,
     taskId: a.taskId,
-    output: redactDeep(outcome.output, redactor),
+    output,
     success: outcome.success,
     summary: outcome.summary,
+    ...(judgement ? { judgement: redactDeep(judgement, redactor) } : {}),
   });
-  log.info({ ...t.ids, success: outcome.success, steps: outcome.steps }, "task completed");
+  log.info({ ...t.ids, success: outcome.success, steps: outcome.steps, verdict: judgement?.verdict }, "task completed");
   return { kind: "ack" };
 }
 

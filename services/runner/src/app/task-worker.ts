@@ -1,5 +1,5 @@
 import type { runner } from "@bas/proto";
-import type { ModelRoute } from "../domain/model-routes";
+import type { CallParams, ModelRoute } from "../domain/model-routes";
 import type { PendingStep } from "../domain/step-memory";
 import type { AgentOptions } from "./agent-loop";
 import {
@@ -46,7 +46,7 @@ export interface TaskWorkerDeps {
   resolveRoute(model: string): ModelRoute;
   ownKey(projectId: string, provider: string): Promise<string | undefined>;
   complete(
-    target: { route: ModelRoute; apiKey: string | undefined; reasoningEffort?: string },
+    target: { route: ModelRoute; apiKey: string | undefined } & CallParams,
     request: ChatRequest,
   ): Promise<ChatResult>;
   checkBudget?(a: runner.TaskAssignment, estimate: TokenUsage): Promise<BudgetVerdict>;

@@ -1,4 +1,4 @@
-import { createRouteTable, reasoningEffort } from "./model-routes";
+import { callParams, createRouteTable } from "./model-routes";
 
 const canonical = (m: string) => ({ "svc-latest": "svc-max" })[m] ?? m;
 
@@ -43,12 +43,13 @@ test("LLM_MODEL serves every model value from one provider model", () => {
   expect(table.resolve("svc-ultra").apiKey).toBeUndefined();
 });
 
-test("thinkingLevel maps to reasoning_effort only for reasoning routes", () => {
+test("a reasoning route takes a thinking level (as reasoning_effort), any other route the sampling parameters", () => {
   const table = createRouteTable({ baseUrl: "http://x/v1", overrides: {}, canonical });
-  expect(reasoningEffort(table.resolve("o4-mini"), "high")).toBe("high");
-  expect(reasoningEffort(table.resolve("o4-mini"), "disabled")).toBe("minimal");
-  expect(reasoningEffort(table.resolve("o4-mini"), undefined)).toBeUndefined();
-  expect(reasoningEffort(table.resolve("gpt-4o"), "high")).toBeUndefined();
+  const asked = { thinkingLevel: "high", temperature: 0.2, topP: 0.8, maxOutputTokens: 600 };
+  expect(callParams(table.resolve("o4-mini"), asked)).toEqual({ reasoningEffort: "high", maxOutputTokens: 600 });
+  expect(callParams(table.resolve("o4-mini"), { thinkingLevel: "disabled" })).toEqual({ reasoningEffort: "minimal" });
+  expect(callParams(table.resolve("o4-mini"), {})).toEqual({});
+  expect(callParams(table.resolve("gpt-4o"), asked)).toEqual({ temperature: 0.2, topP: 0.8, maxOutputTokens: 600 });
 });
 
 test("without LLM_BASE_URL only models with an endpoint in MODEL_ROUTES are served; the others say how to fix it", () => {

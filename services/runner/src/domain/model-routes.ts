@@ -113,8 +113,39 @@ export function createRouteTable(options: RouteTableOptions): RouteTable {
 }
 
 /** The provider's reasoning parameter for a thinking level; undefined = leave the provider default. */
-export function reasoningEffort(route: ModelRoute, thinkingLevel: string | undefined): string | undefined {
+function reasoningEffort(route: ModelRoute, thinkingLevel: string | undefined): string | undefined {
   if (!route.reasoning || !thinkingLevel) return undefined;
   if (thinkingLevel === "disabled") return "minimal";
   return ["low", "medium", "high"].includes(thinkingLevel) ? thinkingLevel : undefined;
+}
+
+/** What a task asks of its model besides the name (a v4 run's `modelParams`). */
+export interface AskedParams {
+  thinkingLevel?: string;
+  temperature?: number;
+  topP?: number;
+  maxOutputTokens?: number;
+}
+
+/** The parameters sent with each of a task's model calls; absent = the provider's default. */
+export interface CallParams {
+  reasoningEffort?: string;
+  temperature?: number;
+  topP?: number;
+  maxOutputTokens?: number;
+}
+
+/**
+ * The parameters a route takes of what was asked: a reasoning route takes a thinking level and refuses sampling
+ * parameters (OpenAI's o-series answer 400 to a temperature), any other route the reverse. The gateway refuses what
+ * a route does not take when the run is created; this keeps a task safe that was created while no runner answered.
+ */
+export function callParams(route: ModelRoute, asked: AskedParams): CallParams {
+  const effort = reasoningEffort(route, asked.thinkingLevel);
+  return {
+    ...(effort ? { reasoningEffort: effort } : {}),
+    ...(!route.reasoning && asked.temperature !== undefined ? { temperature: asked.temperature } : {}),
+    ...(!route.reasoning && asked.topP !== undefined ? { topP: asked.topP } : {}),
+    ...(asked.maxOutputTokens ? { maxOutputTokens: asked.maxOutputTokens } : {}),
+  };
 }

@@ -1,6 +1,13 @@
 import { InvalidArgumentError, LimitExceededError } from "@bas/errors";
 import type { NewTask } from "../domain/commands";
-import type { JsonValue, SecretDomains, SessionApi, SessionSettings } from "../domain/events";
+import type {
+  JsonValue,
+  JudgeSettings,
+  ModelParams,
+  SecretDomains,
+  SessionApi,
+  SessionSettings,
+} from "../domain/events";
 import { reopensOnNextTurn } from "../domain/decide";
 import type { SessionState } from "../domain/state";
 import { type CallDeadline, defaultDeadline } from "./call-deadline";
@@ -25,6 +32,10 @@ export interface CreateSessionInput {
   idempotencyKey: string | null;
   /** v4: a conversation whose tasks are runs, each with its own cost cap (`settings.maxCostUsd`). */
   api: SessionApi;
+  /** v4: judge the run when the agent is done. */
+  judge?: JudgeSettings;
+  /** v4: the run's own model parameters. */
+  modelParams?: ModelParams;
 }
 
 /** The session as read after the create, and the id of the task it dispatched (none for a task-less create). */
@@ -102,6 +113,8 @@ export function createSessionHandler(deps: CreateSessionDeps) {
       codeMode: input.codeMode,
       outputSchema: input.outputSchema,
       maxCostUsd: input.api === "v4" ? input.settings.maxCostUsd : null,
+      ...(input.judge ? { judge: input.judge } : {}),
+      ...(input.modelParams ? { modelParams: input.modelParams } : {}),
     };
   }
 

@@ -31,6 +31,8 @@ function assignment(session: Session, taskId: string, task: Session["task"]): ru
     maxCostUsd: task?.maxCostUsd ?? s.maxCostUsd ?? undefined,
     sensitiveDataKeys: task?.sensitiveDataKeys ?? [],
     secretDomains: task?.secretDomains ?? {},
+    ...(task?.judge ? { judge: task.judge } : {}),
+    ...(task?.modelParams ? { modelParams: task.modelParams } : {}),
     earlierTurns: task ? (session.turns ?? []) : [],
     // A v4 run counts its usage and its cap on a ledger of its own.
     ...(session.api === "v4" && task ? { runId: taskId } : {}),

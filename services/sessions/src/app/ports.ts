@@ -126,6 +126,8 @@ export interface RunRecord {
   status: RunStatus;
   result: string | null;
   error: string | null;
+  /** The judge's verdict (a run created with `judge` that completed). */
+  judgement: Record<string, unknown> | null;
   inputTokens: number;
   outputTokens: number;
   totalCostUsd: string;

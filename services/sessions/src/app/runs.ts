@@ -90,6 +90,7 @@ export function createRuns(deps: RunsDeps) {
           status: "queued",
           result: null,
           error: null,
+          judgement: null,
           inputTokens: 0,
           outputTokens: 0,
           totalCostUsd: "0",

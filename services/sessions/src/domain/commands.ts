@@ -1,4 +1,12 @@
-import type { JsonValue, SecretDomains, SessionApi, SessionSettings, TaskOptions } from "./events";
+import type {
+  JsonValue,
+  JudgeSettings,
+  ModelParams,
+  SecretDomains,
+  SessionApi,
+  SessionSettings,
+  TaskOptions,
+} from "./events";
 
 /** A task as the caller gave it; the id is chosen before deciding, because its secrets are stored under it. */
 export interface NewTask extends TaskOptions {
@@ -8,6 +16,10 @@ export interface NewTask extends TaskOptions {
   secretDomains: SecretDomains;
   /** The task's own cost cap (a v4 run's); null = the session's. */
   maxCostUsd: string | null;
+  /** Judge the run when the agent is done (v4). */
+  judge?: JudgeSettings;
+  /** The run's own model parameters (v4). */
+  modelParams?: ModelParams;
 }
 
 /** A message of a step, as the runner reports it. */
@@ -63,7 +75,14 @@ export type SessionCommand =
       attempt: number;
       agentRecord: string | null;
     }
-  | { type: "ReportTaskCompleted"; taskId: string; output: JsonValue; success: boolean; summary: string | null }
+  | {
+      type: "ReportTaskCompleted";
+      taskId: string;
+      output: JsonValue;
+      success: boolean;
+      summary: string | null;
+      judgement?: JsonValue;
+    }
   | { type: "ReportTaskFailed"; taskId: string; error: string }
   /** `call` null: a runner that reports the task's totals instead of each call (older runners). */
   | { type: "ReportUsage"; taskId: string; inputTokens: number; outputTokens: number; call: ModelCall | null }

@@ -104,6 +104,25 @@ describe("output by mode", () => {
 });
 
 describe("final reports", () => {
+  test("a run's judgement is kept when the run was to be judged, and dropped when it was not", () => {
+    const judgement = { verdict: true, reasoning: "The page shows it." };
+    const report: SessionCommand = {
+      type: "ReportTaskCompleted",
+      taskId: "t1",
+      output: "a",
+      success: true,
+      summary: null,
+      judgement,
+    };
+    const judged = [created({ keepAlive: true }), dispatched("t1", { keepAlive: true, judge: {} }), sandboxReady];
+    expect(spec([...judged, started("t1")]).when(report)).toEqual([
+      { type: "TaskCompleted", data: { taskId: "t1", output: "a", success: true, summary: null, judgement } },
+    ]);
+    expect(spec(runningT1(true)).when(report)).toEqual([
+      { type: "TaskCompleted", data: { taskId: "t1", output: "a", success: true, summary: null } },
+    ]);
+  });
+
   test("a retried completion of the finished task is accepted and changes nothing", () => {
     const done = { type: "TaskCompleted", data: { taskId: "t1", output: "a", success: true, summary: null } };
     const history = [...runningT1(true), done as SessionEvent];

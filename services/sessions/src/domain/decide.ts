@@ -249,11 +249,16 @@ function decideCommand(command: SessionCommand, state: SessionState, context: Co
     case "ReportTaskCompleted": {
       const session = reportedSession(state);
       if (alreadyEnded(session, command.taskId, "completed")) return [];
-      currentTask(session, command.taskId);
+      const task = currentTask(session, command.taskId);
       const problem = outputShapeProblem(session, command.output);
       if (problem) throw new InvalidArgumentError(problem, { field: ["output"] });
-      const { taskId, output, success, summary } = command;
-      return [{ type: "TaskCompleted", data: { taskId, output, success, summary } }, ...stopUnlessKeptAlive(session)];
+      const { taskId, output, success, summary, judgement } = command;
+      // A verdict counts only where one was asked for.
+      const judged = task.judge && judgement !== undefined && judgement !== null ? { judgement } : {};
+      return [
+        { type: "TaskCompleted", data: { taskId, output, success, summary, ...judged } },
+        ...stopUnlessKeptAlive(session),
+      ];
     }
     case "ReportTaskFailed": {
       const session = reportedSession(state);

@@ -24,6 +24,19 @@ export interface SessionSettings {
 /** Secret key → the hosts it may be typed on (a domain also covers its subdomains); a key not named: anywhere. */
 export type SecretDomains = Record<string, { domains: string[] }>;
 
+/** A v4 run's `judge`: a verdict on the run once the agent is done; `context` is the caller's note for the judge. */
+export interface JudgeSettings {
+  context?: string;
+}
+
+/** A v4 run's `modelParams`, as checked against the model's route. */
+export interface ModelParams {
+  thinkingLevel?: string;
+  temperature?: number;
+  topP?: number;
+  maxOutputTokens?: number;
+}
+
 /** The API a session was made through: v3 sessions, or v4 conversations whose tasks are runs. */
 export type SessionApi = "v3" | "v4";
 
@@ -70,6 +83,10 @@ export type TaskDispatched = DomainEvent<
     maxCostUsd?: string | null;
     /** The queued message this task runs (v4), when it came from the session's queue. */
     queuedMessageId?: number;
+    /** Judge the run when the agent is done (a v4 run created with `judge`). */
+    judge?: JudgeSettings;
+    /** The run's own model parameters (v4). */
+    modelParams?: ModelParams;
   }
 >;
 export type SandboxReady = DomainEvent<"SandboxReady", { browserId: string }>;
@@ -99,7 +116,14 @@ export type UsageReported = DomainEvent<
 >;
 export type TaskCompleted = DomainEvent<
   "TaskCompleted",
-  { taskId: string; output: JsonValue; success: boolean; summary: string | null }
+  {
+    taskId: string;
+    output: JsonValue;
+    success: boolean;
+    summary: string | null;
+    /** The judge's verdict, when the task was to be judged. */
+    judgement?: JsonValue;
+  }
 >;
 export type TaskFailed = DomainEvent<"TaskFailed", { taskId: string; error: string }>;
 /** `interrupted`: a message sent with `interrupt` (v4) took the task's place. */

@@ -11,6 +11,8 @@ export interface RunChange {
   title?: string;
   result?: string;
   error?: string;
+  /** The judge's verdict on a completed run. */
+  judgement?: JsonValue;
   /** Tokens of one model call to add, or (older events) the run's totals so far to replace them with. */
   tokens?: { input: number; output: number; replace: boolean };
   /** The run event callers read (`run.*`); none for changes they do not see as events. */
@@ -56,14 +58,13 @@ export function runChangeOf(
       return { runId: taskId, tokens: { input: inputTokens, output: outputTokens, replace: !usageId } };
     }
     case "TaskCompleted": {
-      const { taskId, output, success } = event.data;
+      const { taskId, output, success, judgement } = event.data;
       const result = resultText(output);
-      return {
-        runId: taskId,
-        status: "completed",
-        result,
-        event: { type: "run.completed", data: { result, success } },
-      };
+      const data: Record<string, JsonValue> = { result, success };
+      if (judgement === undefined)
+        return { runId: taskId, status: "completed", result, event: { type: "run.completed", data } };
+      data.judgement = judgement;
+      return { runId: taskId, status: "completed", result, judgement, event: { type: "run.completed", data } };
     }
     case "TaskFailed": {
       const { taskId, error } = event.data;

@@ -1,5 +1,14 @@
 import type { EventEnvelope } from "@bas/event-store";
-import type { JsonValue, SecretDomains, SessionApi, SessionEvent, SessionSettings, TaskOptions } from "./events";
+import type {
+  JsonValue,
+  JudgeSettings,
+  ModelParams,
+  SecretDomains,
+  SessionApi,
+  SessionEvent,
+  SessionSettings,
+  TaskOptions,
+} from "./events";
 import { emptyQueue, evolveQueue, type MessageQueue } from "./queue";
 
 export type SessionStatus = "created" | "idle" | "running" | "stopped" | "timed_out" | "error";
@@ -13,6 +22,10 @@ export interface CurrentTask {
   secretDomains: SecretDomains;
   /** The task's own cost cap; null = the session's. */
   maxCostUsd: string | null;
+  /** Judge the run when the agent is done (v4). */
+  judge?: JudgeSettings;
+  /** The run's own model parameters (v4). */
+  modelParams?: ModelParams;
   /** The runner reported TaskStarted (for this attempt). */
   started: boolean;
   attempt: number;
@@ -164,12 +177,15 @@ function evolveSession(state: SessionState, event: EventEnvelope<SessionEvent>):
     case "TaskDispatched": {
       const { taskId, task, sensitiveDataKeys, secretDomains, keepAlive, codeMode, outputSchema, maxCostUsd } =
         event.data;
+      const { judge, modelParams } = event.data;
       const current: CurrentTask = {
         id: taskId,
         task,
         sensitiveDataKeys,
         secretDomains: secretDomains ?? {},
         maxCostUsd: maxCostUsd ?? null,
+        ...(judge ? { judge } : {}),
+        ...(modelParams ? { modelParams } : {}),
         started: false,
         attempt: 0,
         lastStep: -1,

@@ -8,7 +8,7 @@ export interface RunnerServerDeps {
   status(): { activeTasks: number; sessionIds: string[] };
   keys: ProviderKeys;
   /** Which provider a model value routes to (where its own key is looked up), and whether any endpoint serves it. */
-  routes: Pick<RouteTable, "providerOf" | "serves">;
+  routes: Pick<RouteTable, "providerOf" | "serves" | "resolve">;
   log: HandlerLog;
 }
 
@@ -58,9 +58,11 @@ export function runnerServer(deps: RunnerServerDeps) {
         const name = deps.routes.providerOf(required(req.model, "model"));
         return { present: await deps.keys.has(projectId, name), provider: name };
       },
-      checkModelRoute: async (req: runner.CheckModelRouteRequest): Promise<runner.CheckModelRouteResponse> => ({
-        configured: deps.routes.serves(required(req.model, "model")),
-      }),
+      checkModelRoute: async (req: runner.CheckModelRouteRequest): Promise<runner.CheckModelRouteResponse> => {
+        const model = required(req.model, "model");
+        const configured = deps.routes.serves(model);
+        return { configured, reasoning: configured && deps.routes.resolve(model).reasoning };
+      },
     },
     deps.log,
   );

@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
-import type { ModelRoute } from "../../domain/model-routes";
+import type { CallParams, ModelRoute } from "../../domain/model-routes";
 import { type ChatRequest, type ChatResult, ModelError } from "../../app/ports";
 
 export interface OpenAiChatOptions {
@@ -10,11 +10,10 @@ export interface OpenAiChatOptions {
   maxRetries: number;
 }
 
-export interface ChatTarget {
+export interface ChatTarget extends CallParams {
   route: ModelRoute;
   /** The key to send (the service's or the project's own). */
   apiKey: string | undefined;
-  reasoningEffort?: string;
 }
 
 /** Chat completions with tool calling through the official `openai` SDK, against any OpenAI-compatible endpoint. */
@@ -49,6 +48,14 @@ export class OpenAiChat {
         ? { tools: request.tools, tool_choice: route.toolChoice, parallel_tool_calls: true }
         : {}),
       ...(target.reasoningEffort ? { reasoning_effort: target.reasoningEffort as "low" } : {}),
+      ...(target.temperature !== undefined ? { temperature: target.temperature } : {}),
+      ...(target.topP !== undefined ? { top_p: target.topP } : {}),
+      // Reasoning models refuse max_tokens: their cap is max_completion_tokens.
+      ...(target.maxOutputTokens
+        ? route.reasoning
+          ? { max_completion_tokens: target.maxOutputTokens }
+          : { max_tokens: target.maxOutputTokens }
+        : {}),
     };
     // A signal of its own per call: the task's signal lives for many calls, and listeners the SDK adds to it would
     // pile up on it.

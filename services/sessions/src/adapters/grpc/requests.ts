@@ -5,7 +5,7 @@ import type { CreateSessionInput } from "../../app/create-session";
 import type { CreateRunInput, QueueMessageInput } from "../../app/runs";
 import type { MessageCursor } from "../../app/ports";
 import type { StopStrategy } from "../../domain/commands";
-import type { JsonValue, SecretDomains } from "../../domain/events";
+import type { JsonValue, JudgeSettings, ModelParams, SecretDomains } from "../../domain/events";
 
 /**
  * Checks what crosses the protocol boundary. The gateway validates the REST body first (and answers 422 in the
@@ -155,7 +155,38 @@ export function createRunInput(req: runs.CreateRunRequest): CreateRunInput {
     sensitiveData: {},
     outputSchema: undefined,
   });
-  return { ...input, ...secretsOf(req.secretBindings), task: req.task };
+  return {
+    ...input,
+    ...secretsOf(req.secretBindings),
+    task: req.task,
+    ...(req.judge ? { judge: judgeOf(req.judge) } : {}),
+    ...(req.modelParams ? { modelParams: modelParamsOf(req.modelParams) } : {}),
+  };
+}
+
+/** A run's model parameters, each within what providers take. */
+function modelParamsOf(params: ModelParams): ModelParams {
+  const at = (field: string) => ["body", "modelParams", field];
+  const { thinkingLevel, temperature, topP, maxOutputTokens } = params;
+  if (thinkingLevel !== undefined && !THINKING_LEVELS.includes(thinkingLevel)) {
+    throw invalid(at("thinkingLevel"), `thinkingLevel must be one of ${THINKING_LEVELS.join(", ")}`);
+  }
+  if (temperature !== undefined && !(temperature >= 0 && temperature <= 2)) {
+    throw invalid(at("temperature"), "temperature must be from 0 to 2");
+  }
+  if (topP !== undefined && !(topP > 0 && topP <= 1)) throw invalid(at("topP"), "topP must be above 0 and at most 1");
+  if (maxOutputTokens !== undefined && !(Number.isInteger(maxOutputTokens) && maxOutputTokens >= 1)) {
+    throw invalid(at("maxOutputTokens"), "maxOutputTokens must be a whole number of at least 1");
+  }
+  return params;
+}
+
+/** The judge's settings: the caller's context for the judge, if any, within what a prompt should carry. */
+function judgeOf(judge: JudgeSettings): JudgeSettings {
+  if (judge.context !== undefined && judge.context.length > 10_000) {
+    throw invalid(["body", "judge", "context"], "the judge's context has at most 10,000 characters");
+  }
+  return judge.context?.trim() ? { context: judge.context } : {};
 }
 
 const ALIAS = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;

@@ -79,6 +79,7 @@ export function runnerReportsServer(reports: RunnerReports, log?: HandlerLog): s
           output: (req.output ?? null) as JsonValue,
           success: req.success,
           summary: req.summary ?? null,
+          ...(req.judgement !== undefined ? { judgement: req.judgement as JsonValue } : {}),
         }),
       taskFailed: async (req: sessions.TaskFailedRequest) =>
         report(req.sessionId, {

@@ -17,6 +17,7 @@ function toProtoRun(r: RunRecord): runs.Run {
     status: r.status,
     result: r.result ?? undefined,
     error: r.error ?? undefined,
+    judgement: r.judgement ?? undefined,
     workspaceId: r.workspaceId ?? undefined,
     totalInputTokens: r.inputTokens,
     totalOutputTokens: r.outputTokens,

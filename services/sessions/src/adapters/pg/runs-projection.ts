@@ -52,6 +52,7 @@ export function runsProjection(): Projection<SessionsDb, SessionEvent> {
         output_tokens bigint not null,
         created_at timestamptz not null,
         updated_at timestamptz not null)`.execute(db);
+      await sql`alter table v4_runs add column if not exists judgement jsonb`.execute(db);
       await sql`create index if not exists v4_runs_by_project
         on v4_runs (project_id, created_at desc, id desc)`.execute(db);
       await sql`create index if not exists v4_runs_by_session
@@ -167,6 +168,7 @@ async function updateRun(trx: Transaction<SessionsDb>, change: RunChange, at: st
       ...(change.title !== undefined ? { title: change.title } : {}),
       ...(change.result !== undefined ? { result: change.result } : {}),
       ...(change.error !== undefined ? { error: change.error } : {}),
+      ...(change.judgement !== undefined ? { judgement: JSON.stringify(change.judgement) } : {}),
       ...(tokens?.replace ? { input_tokens: tokens.input, output_tokens: tokens.output } : {}),
       ...(tokens && !tokens.replace
         ? {

@@ -113,6 +113,8 @@ export interface SessionsDb {
     status: string;
     result: string | null;
     error: string | null;
+    /** The judge's verdict (jsonb), for a run created with `judge` that completed. */
+    judgement: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
     input_tokens: Int8;
     output_tokens: Int8;
     created_at: Timestamp;

@@ -1,4 +1,5 @@
-import { BadRequestError } from "@bas/errors";
+import { BadRequestError, InvalidArgumentError } from "@bas/errors";
+import { unsupportedModelParam } from "../../../domain/model-params";
 import { defineRoute } from "../../../http/route";
 import { runSchemas } from "./run-schemas";
 
@@ -20,7 +21,12 @@ export const route = defineRoute({
         `Model '${body.model}' is served only with your own provider key, which v4 runs do not use`,
       );
     }
-    await deps.requireModelRoute(body.model);
+    const route = await deps.requireModelRoute(body.model);
+    const params = body.modelParams ?? {};
+    const unsupported = route && unsupportedModelParam(body.model, params, route);
+    if (unsupported) {
+      throw new InvalidArgumentError(unsupported.message, { field: ["body", "modelParams", unsupported.field] });
+    }
     await deps.requireCredit(project.projectId, body.sessionId ?? undefined);
     // A new conversation needs a browser of its own; a follow-up uses the one its conversation has.
     if (!body.sessionId) await deps.requireBrowserCapacity(project.projectId);
@@ -44,6 +50,15 @@ export const route = defineRoute({
         maxCostUsd: body.maxCostUsd ?? undefined,
         useOwnKey: false,
         idempotencyKey: typeof key === "string" && key ? key.slice(0, 200) : undefined,
+        judge: body.judge ? { context: body.judge.context ?? undefined } : undefined,
+        modelParams: body.modelParams
+          ? {
+              thinkingLevel: params.thinkingLevel ?? undefined,
+              temperature: params.temperature ?? undefined,
+              topP: params.topP ?? undefined,
+              maxOutputTokens: params.maxOutputTokens ?? undefined,
+            }
+          : undefined,
         secretBindings: (body.secretBindings ?? []).map((b) => ({
           alias: b.alias,
           value: b.source.value,

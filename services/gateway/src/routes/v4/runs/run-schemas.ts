@@ -62,8 +62,42 @@ const SecretBinding = z
 
 /** What the model of a run accepts besides its name: a key it does not know is refused, never dropped. */
 const ModelParams = z
-  .strictObject({ thinkingLevel: ThinkingLevel.nullable().optional().describe("How hard the model thinks.") })
+  .strictObject({
+    thinkingLevel: ThinkingLevel.nullable().optional().describe("How hard the model thinks (models that reason)."),
+    temperature: z
+      .number()
+      .min(0)
+      .max(2)
+      .nullable()
+      .optional()
+      .describe("Sampling temperature (models that do not reason)."),
+    topP: z.number().gt(0).max(1).nullable().optional().describe("Nucleus sampling (models that do not reason)."),
+    maxOutputTokens: z
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .nullable()
+      .optional()
+      .describe("A cap on each model call's answer, in tokens."),
+  })
+  .describe("Passed to the model's provider; a key the model's route does not take is refused (422).")
   .meta({ id: "ModelParams" });
+
+const RunJudgeSettings = z
+  .strictObject({
+    context: z
+      .string()
+      .max(10_000)
+      .nullable()
+      .optional()
+      .describe("What the judge should know besides the task (what counts as success, say)."),
+  })
+  .describe(
+    "Judge the run: when the agent is done, the run's model gives a verdict on what it did, from its steps. The " +
+      "verdict is the run's judgement once it is completed, and the judge's tokens are in the run's costs (send {} " +
+      "for the defaults).",
+  )
+  .meta({ id: "RunJudgeSettings" });
 
 function build(models: ModelCatalog) {
   const { model, defaultModel } = v3Schemas(models);
@@ -89,10 +123,7 @@ function build(models: ModelCatalog) {
         .max(0, { message: "files need workspaces, which this service does not have yet" })
         .nullable()
         .optional(),
-      judge: z
-        .null({ message: "judging a run is not supported by this service yet" })
-        .optional()
-        .describe("Not supported yet: only null is accepted."),
+      judge: RunJudgeSettings.nullable().optional(),
     })
     .superRefine((body, ctx) => {
       const seen = new Set<string>();
@@ -146,7 +177,13 @@ export const RunSummary = z
     sessionId: Uuid,
     workspaceId: Uuid.nullable(),
     attachedFileIds: z.array(Uuid).nullable(),
-    judgement: z.record(z.string(), z.unknown()).nullable(),
+    judgement: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe(
+        "For a run created with judge that completed: {verdict, reasoning, failureReason, impossibleTask, " +
+          "reachedCaptcha}, or {verdict: null, error} when no verdict could be had. Null otherwise.",
+      ),
     totalInputTokens: z.int(),
     totalOutputTokens: z.int(),
     totalCostUsd: DecimalString.describe("The run's model cost; final once the status is terminal."),

@@ -20,7 +20,7 @@ export function toRunSummary(r: runs.Run): z.input<typeof RunSummary> {
     sessionId: r.sessionId,
     workspaceId: r.workspaceId ?? null,
     attachedFileIds: null,
-    judgement: null,
+    judgement: isObject(r.judgement) ? r.judgement : null,
     totalInputTokens: r.totalInputTokens,
     totalOutputTokens: r.totalOutputTokens,
     totalCostUsd: r.totalCostUsd || "0",
@@ -28,6 +28,8 @@ export function toRunSummary(r: runs.Run): z.input<typeof RunSummary> {
     updatedAt: iso(r.updatedAt),
   };
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 
 export function toSessionInfo(c: runs.Conversation): z.input<typeof SessionInfo> {
   return {
