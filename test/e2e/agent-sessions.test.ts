@@ -347,3 +347,31 @@ test("a task cannot take its browser to the host: file:// and loopback are refus
   expect(text).not.toMatch(/root:x:0:0/);
   expect(seen.join("\n")).not.toMatch(/root:x:0:0|"object":\s*"list"/);
 });
+
+test("a session's liveUrl is its own credential: it leads to its browser's live view once the browser is up, and says when the session ended", async () => {
+  const created = await stack.request("POST", "/api/v3/sessions", { keepAlive: true });
+  const { id, liveUrl } = created.body;
+  const open = (url: string) => fetch(url, { redirect: "manual" });
+  expect((await open(`${liveUrl.slice(0, -4)}AAAA`)).status).toBe(404);
+
+  // Until the browser is up the page looks again every second; then it is a redirect to the browser's live view.
+  let answer = await open(liveUrl);
+  for (const deadline = Date.now() + 30_000; answer.status !== 302 && Date.now() < deadline; ) {
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toContain("Starting the browser");
+    await new Promise((r) => setTimeout(r, 200));
+    answer = await open(liveUrl);
+  }
+  expect(answer.status).toBe(302);
+  const browserLive = answer.headers.get("location")!;
+  expect(browserLive).toMatch(/\/live\/[0-9a-f-]{36}\/[A-Za-z0-9_-]{32}$/);
+  const page = await fetch(browserLive);
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain('id="screen"');
+  expect(page.headers.get("content-security-policy")).toContain("frame-ancestors");
+
+  await stack.request("POST", `/api/v3/sessions/${id}/stop`, { strategy: "session" });
+  const ended = await open(liveUrl);
+  expect(ended.status).toBe(200);
+  expect(await ended.text()).toContain("This session has ended.");
+});

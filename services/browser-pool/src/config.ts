@@ -44,6 +44,11 @@ const browserPoolEnv = {
   CDP_PUBLIC_URL: wsUrl.optional(),
   /** Base of the CDP URL the runner gets from AcquireBrowser; default the public one. */
   CDP_INTERNAL_URL: wsUrl.optional(),
+  /** Who may embed the live view in a frame: the CSP `frame-ancestors` sources (`*`: anyone holding the link). */
+  LIVE_VIEW_FRAME_ANCESTORS: z
+    .string()
+    .regex(/^[^;,\r\n]+$/, "CSP frame-ancestors sources separated by spaces, e.g. 'self' https://app.example.com")
+    .default("*"),
   WARM_POOL_SIZE: count(2),
   MAX_BROWSERS_PER_PROJECT: z.coerce.number().int().positive().default(10),
   MAX_BROWSERS_PER_NODE: z.coerce.number().int().positive().default(20),

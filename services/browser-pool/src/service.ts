@@ -134,7 +134,12 @@ export function startBrowserPoolService(
     const driver = deps.driver ?? (await createDriver(config, log));
     cleanup.defer(() => driver.close());
     let state = () => ({});
-    const cdp = await startCdpProxy({ host: config.CDP_HOST, port: config.CDP_PORT, health: () => state() });
+    const cdp = await startCdpProxy({
+      host: config.CDP_HOST,
+      port: config.CDP_PORT,
+      liveFrameAncestors: config.LIVE_VIEW_FRAME_ANCESTORS,
+      health: () => state(),
+    });
     cleanup.defer(() => cdp.close());
     const cdpPublicUrl = config.CDP_PUBLIC_URL ?? `ws://${config.CDP_HOST}:${cdp.port}`;
 

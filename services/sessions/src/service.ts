@@ -43,6 +43,8 @@ import { secretsCleanupReactor } from "./app/secrets-cleanup-reactor";
 import { startHealthMonitor } from "./app/health-monitor";
 import { startWebhookSender } from "./app/webhook-sender";
 import { createWebhooks } from "./app/webhooks";
+import { createLiveView } from "./app/live-view";
+import { createLiveLinks } from "./adapters/crypto/live-links";
 import type { SessionsConfig } from "./config";
 
 /** Connections of the create lock's own pool: creates of this many projects at once hold one each. */
@@ -151,22 +153,25 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
 
     // Last set up, first closed: no new calls while the rest stops.
     const grpc = createGrpcServer();
+    const liveLinks = createLiveLinks(config.SECRETS_KEY, config.PUBLIC_URL);
     const createDeps = {
       commands,
       queries,
       vault,
       projectLock: createProjectLock({ db: lockDb, maxConnections: LOCK_CONNECTIONS, scope: "sessions-create" }),
       newId,
-      publicUrl: config.PUBLIC_URL,
+      liveLinks,
       maxActiveSessionsPerProject: config.MAX_ACTIVE_SESSIONS_PER_PROJECT,
     };
     const create = createSessionHandler(createDeps);
+    const liveView = createLiveView(commands, liveLinks);
     grpc.add(
       sessions.SessionsService,
       sessionsServer({
         create,
         lifecycle: createSessionLifecycle(commands, queries),
         reads: createSessionReads(queries, createMessageQueries(db)),
+        liveView,
         log,
       }),
     );

@@ -71,8 +71,12 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
   try {
     const billing: BillingService = await startBillingService(loadBillingConfig({ ...common, METRICS_PORT: "0" }));
     started.push(billing);
+    // The gateway's port is known before anything starts: the sessions service puts it in every liveUrl.
+    const gatewayPort = await freePort();
+    const publicUrl = `http://127.0.0.1:${gatewayPort}`;
     const sessionsEnv = {
       ...common,
+      PUBLIC_URL: publicUrl,
       SECRETS_KEY: randomBytes(32).toString("hex"),
       BILLING_ADDR: `127.0.0.1:${billing.grpcPort}`,
     };
@@ -130,8 +134,9 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
     const gateway: GatewayService = await startGatewayService(
       loadGatewayConfig({
         ...common,
-        PORT: "0",
+        PORT: String(gatewayPort),
         HOST: "127.0.0.1",
+        PUBLIC_URL: publicUrl,
         BOOTSTRAP_API_KEY: apiKey,
         BLOB_SIGNING_KEY: randomBytes(32).toString("hex"),
         SESSIONS_ADDR: `127.0.0.1:${sessions.grpcPort}`,

@@ -26,6 +26,21 @@ export const protobufPackage = "bas.v1";
 
 export const protobufFileName = "bas/v1/sessions.proto";
 
+export interface GetLiveViewRequest {
+  sessionId: string;
+  token: string;
+}
+
+export interface LiveView {
+  projectId: string;
+  /** The session's browser, once it has one. */
+  browserId?:
+    | string
+    | undefined;
+  /** The session has ended: no browser will come. */
+  ended: boolean;
+}
+
 export interface BrowserSettings {
   /** Lowercase ISO country code; absent = no proxy. */
   proxyCountryCode?: string | undefined;
@@ -520,6 +535,204 @@ export interface SessionReopened {
 export interface QueuedMessageCancelled {
   messageId: number;
 }
+
+function createBaseGetLiveViewRequest(): GetLiveViewRequest {
+  return { sessionId: "", token: "" };
+}
+
+export const GetLiveViewRequest: MessageFns<GetLiveViewRequest> = {
+  encode(message: GetLiveViewRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionId !== "") {
+      writer.uint32(10).string(message.sessionId);
+    }
+    if (message.token !== "") {
+      writer.uint32(18).string(message.token);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetLiveViewRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetLiveViewRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.token = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetLiveViewRequest {
+    return {
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      token: isSet(object.token) ? globalThis.String(object.token) : "",
+    };
+  },
+
+  toJSON(message: GetLiveViewRequest): unknown {
+    const obj: any = {};
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.token !== "") {
+      obj.token = message.token;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetLiveViewRequest>, I>>(base?: I): GetLiveViewRequest {
+    return GetLiveViewRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetLiveViewRequest>, I>>(object: I): GetLiveViewRequest {
+    const message = createBaseGetLiveViewRequest();
+    message.sessionId = object.sessionId ?? "";
+    message.token = object.token ?? "";
+    return message;
+  },
+};
+
+function createBaseLiveView(): LiveView {
+  return { projectId: "", browserId: undefined, ended: false };
+}
+
+export const LiveView: MessageFns<LiveView> = {
+  encode(message: LiveView, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    if (message.browserId !== undefined) {
+      writer.uint32(18).string(message.browserId);
+    }
+    if (message.ended !== false) {
+      writer.uint32(24).bool(message.ended);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LiveView {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLiveView();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.browserId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.ended = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LiveView {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      browserId: isSet(object.browserId)
+        ? globalThis.String(object.browserId)
+        : isSet(object.browser_id)
+        ? globalThis.String(object.browser_id)
+        : undefined,
+      ended: isSet(object.ended) ? globalThis.Boolean(object.ended) : false,
+    };
+  },
+
+  toJSON(message: LiveView): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.browserId !== undefined) {
+      obj.browserId = message.browserId;
+    }
+    if (message.ended !== false) {
+      obj.ended = message.ended;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LiveView>, I>>(base?: I): LiveView {
+    return LiveView.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LiveView>, I>>(object: I): LiveView {
+    const message = createBaseLiveView();
+    message.projectId = object.projectId ?? "";
+    message.browserId = object.browserId ?? undefined;
+    message.ended = object.ended ?? false;
+    return message;
+  },
+};
 
 function createBaseBrowserSettings(): BrowserSettings {
   return {
@@ -7698,6 +7911,19 @@ export const SessionsService = {
       Buffer.from(ListMessagesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListMessagesResponse => ListMessagesResponse.decode(value),
   },
+  /**
+   * Where a session's liveUrl leads now. The caller holds only the link (no API key): its token is the credential.
+   * A wrong token is NOT_FOUND, as an unknown session is.
+   */
+  getLiveView: {
+    path: "/bas.v1.Sessions/GetLiveView" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetLiveViewRequest): Buffer => Buffer.from(GetLiveViewRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetLiveViewRequest => GetLiveViewRequest.decode(value),
+    responseSerialize: (value: LiveView): Buffer => Buffer.from(LiveView.encode(value).finish()),
+    responseDeserialize: (value: Buffer): LiveView => LiveView.decode(value),
+  },
 } as const;
 
 export interface SessionsServer extends UntypedServiceImplementation {
@@ -7707,6 +7933,11 @@ export interface SessionsServer extends UntypedServiceImplementation {
   stopSession: handleUnaryCall<StopSessionRequest, Session>;
   deleteSession: handleUnaryCall<DeleteSessionRequest, Empty>;
   listMessages: handleUnaryCall<ListMessagesRequest, ListMessagesResponse>;
+  /**
+   * Where a session's liveUrl leads now. The caller holds only the link (no API key): its token is the credential.
+   * A wrong token is NOT_FOUND, as an unknown session is.
+   */
+  getLiveView: handleUnaryCall<GetLiveViewRequest, LiveView>;
 }
 
 export interface SessionsClient extends Client {
@@ -7799,6 +8030,25 @@ export interface SessionsClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListMessagesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Where a session's liveUrl leads now. The caller holds only the link (no API key): its token is the credential.
+   * A wrong token is NOT_FOUND, as an unknown session is.
+   */
+  getLiveView(
+    request: GetLiveViewRequest,
+    callback: (error: ServiceError | null, response: LiveView) => void,
+  ): ClientUnaryCall;
+  getLiveView(
+    request: GetLiveViewRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: LiveView) => void,
+  ): ClientUnaryCall;
+  getLiveView(
+    request: GetLiveViewRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: LiveView) => void,
   ): ClientUnaryCall;
 }
 

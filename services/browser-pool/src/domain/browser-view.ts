@@ -1,5 +1,6 @@
 import type { BrowserState } from "./decider";
 import type { BrowserSettings } from "./browser-settings";
+import { liveUrlFor } from "./cdp-route";
 
 /** A browser as callers see it (the contract's BrowserSessionView, before serialisation). */
 export interface BrowserView {
@@ -38,7 +39,7 @@ export function viewFromState(id: string, state: BrowserState, costs: BrowserCos
     projectId: state.projectId,
     status: state.status === "stopped" ? "stopped" : "active",
     cdpUrl: state.cdpUrl,
-    liveUrl: null,
+    liveUrl: liveUrlFor(state.cdpUrl) ?? null,
     timeoutAt: new Date(state.timeoutAt),
     startedAt: new Date(state.status === "requested" ? state.requestedAt : (state.startedAt ?? state.requestedAt)),
     finishedAt: state.status === "stopped" ? new Date(state.finishedAt) : null,

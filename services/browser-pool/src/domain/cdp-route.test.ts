@@ -1,4 +1,13 @@
-import { cdpUrlFor, newCdpSecret, parseCdpRoute, secretMatches } from "./cdp-route";
+import {
+  cdpUrlFor,
+  liveModeOf,
+  liveToken,
+  liveUrlFor,
+  newCdpSecret,
+  parseCdpRoute,
+  parseLiveRoute,
+  secretMatches,
+} from "./cdp-route";
 
 const id = "5f0c6c1e-8a43-4d5e-9a3b-1c2d3e4f5a6b";
 const secret = "abcdefghijklmnopqrstuvwxyz012345";
@@ -38,4 +47,24 @@ test("secrets: 32 URL-safe characters, fresh each time, compared exactly", () =>
   expect(secretMatches(a, `${a.slice(0, -1)}${a.endsWith("x") ? "y" : "x"}`)).toBe(false);
   expect(secretMatches(a, a.slice(1))).toBe(false);
   expect(cdpUrlFor("wss://cdp.example.com/", id, a)).toBe(`wss://cdp.example.com/cdp/${id}/${a}`);
+});
+
+test("live view links: one per mode, derived from the CDP secret without revealing it, beside the CDP URL", () => {
+  const control = liveUrlFor(cdpUrlFor("wss://browsers.example.com/pool", id, secret))!;
+  const view = liveUrlFor(cdpUrlFor("ws://127.0.0.1:9223", id, secret), "view")!;
+  expect(control).toBe(`https://browsers.example.com/pool/live/${id}/${liveToken(secret, "control")}`);
+  expect(view).toBe(`http://127.0.0.1:9223/live/${id}/${liveToken(secret, "view")}`);
+  expect(liveToken(secret, "view")).not.toBe(liveToken(secret, "control"));
+  expect(control).not.toContain(secret);
+  expect(liveModeOf(secret, liveToken(secret, "control"))).toBe("control");
+  expect(liveModeOf(secret, liveToken(secret, "view"))).toBe("view");
+  expect(liveModeOf(newCdpSecret(), liveToken(secret, "view"))).toBeUndefined();
+  expect(parseLiveRoute(new URL(view).pathname)).toEqual({
+    kind: "live-page",
+    browserId: id,
+    token: liveToken(secret, "view"),
+  });
+  expect(parseLiveRoute(`${new URL(view).pathname}/ws`)).toMatchObject({ kind: "live-socket" });
+  expect(parseLiveRoute(`/live/${id}`)).toBeUndefined();
+  expect(parseLiveRoute(`/live/${id}/short`)).toBeUndefined();
 });

@@ -11,6 +11,7 @@ export { v4Route as v4OpenApiDocument } from "./meta/openapi.get";
 export { v4Route as v4DocsPage } from "./meta/docs.get";
 export { v4Route as v4DocsAsset } from "./meta/docs-asset.get";
 export { route as blob } from "./blobs/get.get";
+export { route as sessionLiveView } from "./live/session-live.get";
 
 export { route as v3ListSessions } from "./v3/sessions/list.get";
 export { route as v3CreateSession } from "./v3/sessions/create.post";

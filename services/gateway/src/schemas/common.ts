@@ -3,7 +3,7 @@ import { z } from "zod";
 /**
  * Any 8-4-4-4-12 hex UUID (not only RFC versions 1-8), lowercased: ids are compared as lowercase strings downstream.
  */
-const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 export const Uuid = z
   .string()
   .refine((s) => UUID_PATTERN.test(s), { message: "Input should be a valid UUID", params: { type: "uuid_parsing" } })

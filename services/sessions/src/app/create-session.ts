@@ -12,7 +12,7 @@ import { reopensOnNextTurn } from "../domain/decide";
 import type { SessionState } from "../domain/state";
 import { type CallDeadline, defaultDeadline } from "./call-deadline";
 import { derivedId } from "./derived-id";
-import type { LockedProject, ProjectLock, SecretsVault, SessionQueries, SessionRecord } from "./ports";
+import type { LiveLinks, LockedProject, ProjectLock, SecretsVault, SessionQueries, SessionRecord } from "./ports";
 import type { SessionCommands } from "./session-commands";
 import { recordOf } from "./session-reads";
 
@@ -50,7 +50,7 @@ export interface CreateSessionDeps {
   vault: SecretsVault;
   projectLock: ProjectLock;
   newId: () => string;
-  publicUrl: string;
+  liveLinks: LiveLinks;
   maxActiveSessionsPerProject: number;
 }
 
@@ -174,7 +174,7 @@ export function createSessionHandler(deps: CreateSessionDeps) {
           sessionId,
           {
             type: "CreateSession",
-            settings: { ...input.settings, liveUrl: `${deps.publicUrl}/live/${sessionId}` },
+            settings: { ...input.settings, liveUrl: deps.liveLinks.urlFor(sessionId) },
             options: {
               keepAlive: input.keepAlive || task === null,
               codeMode: input.codeMode,

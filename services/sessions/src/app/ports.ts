@@ -252,3 +252,9 @@ export interface WebhookStore {
   claimDue(limit: number, leaseMs: number): Promise<DueDelivery[]>;
   recordAttempt(id: string, outcome: AttemptOutcome): Promise<void>;
 }
+
+/** A session's live view link (its `liveUrl`) and the check of the token it carries. */
+export interface LiveLinks {
+  urlFor(sessionId: string): string;
+  verify(sessionId: string, token: string): boolean;
+}

@@ -1,9 +1,21 @@
+import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { WebSocketServer } from "ws";
 import type { CdpEndpoint, CdpEndpointSpec, CdpEndpoints } from "../../app/ports";
-import { type CdpRoute, parseCdpRoute, secretMatches } from "../../domain/cdp-route";
+import {
+  type CdpRoute,
+  type LiveRoute,
+  liveModeOf,
+  liveUrlFor,
+  parseCdpRoute,
+  parseLiveRoute,
+  secretMatches,
+} from "../../domain/cdp-route";
 import { type DevtoolsAddress, fetchDevtoolsJson, rewriteTargetList, rewriteVersion } from "./devtools-json";
+import { livePage } from "./live-page";
+import { type LiveSession, startLiveSession } from "./live-session";
 
 export interface CdpProxy extends CdpEndpoints {
   readonly port: number;
@@ -16,6 +28,8 @@ interface Entry extends CdpEndpoint {
   spec: CdpEndpointSpec;
   upstream: DevtoolsAddress & { browserPath: string };
   sockets: Set<Duplex>;
+  /** Live views open on the browser: told when it stops. */
+  live: Set<LiveSession>;
   bytesIn: number;
   bytesOut: number;
   clients: number;
@@ -29,10 +43,13 @@ interface Entry extends CdpEndpoint {
 export async function startCdpProxy(options: {
   host: string;
   port: number;
+  /** CSP `frame-ancestors` of the live view page (default `*`). */
+  liveFrameAncestors?: string;
   /** Extra figures for `GET /healthz` (the pool's state), for probes and operators. */
   health?: () => Record<string, unknown>;
 }): Promise<CdpProxy> {
   const entries = new Map<string, Entry>();
+  const liveSockets = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   const server = createServer((req, res) => void handleHttp(req, res));
   server.on("upgrade", handleUpgrade);
   server.on("clientError", (_err, socket) => socket.destroy());
@@ -47,7 +64,29 @@ export async function startCdpProxy(options: {
     return { entry, status: 200, detail: "" };
   }
 
+  /** The browser and the mode a live view link opens; nothing for an unknown, stopped or wrong one. */
+  function authorizeLive(route: LiveRoute | undefined) {
+    const entry = route && entries.get(route.browserId);
+    const mode = entry && route && liveModeOf(entry.spec.secret, route.token);
+    return entry && mode ? { entry, mode } : undefined;
+  }
+
   function handleUpgrade(req: IncomingMessage, client: Duplex, head: Buffer) {
+    const live = parseLiveRoute(req.url);
+    if (live) {
+      const found = live.kind === "live-socket" ? authorizeLive(live) : undefined;
+      if (!found) return refuse(client, 404, NOT_FOUND);
+      const { entry, mode } = found;
+      const viewUrl = mode === "control" ? liveUrlFor(publicBase(req, entry.spec.publicUrl), "view") : undefined;
+      liveSockets.handleUpgrade(req, client, head, (socket) => {
+        const session = startLiveSession(socket, entry.upstream, mode, {
+          viewUrl,
+          onClose: () => entry.live.delete(session),
+        });
+        entry.live.add(session);
+      });
+      return;
+    }
     const route = parseCdpRoute(req.url);
     const { entry, status, detail } = authorize(route);
     if (!entry || !route || (route.kind !== "browser" && route.kind !== "target")) {
@@ -100,6 +139,8 @@ export async function startCdpProxy(options: {
 
   async function handleHttp(req: IncomingMessage, res: ServerResponse) {
     if (req.url === "/healthz") return sendJson(res, 200, { status: "ok", ...options.health?.() });
+    const live = parseLiveRoute(req.url);
+    if (live) return sendLivePage(res, live.kind === "live-page" && !!authorizeLive(live));
     const route = parseCdpRoute(req.url);
     const { entry, status, detail } = authorize(route);
     if (!entry || !route) return sendJson(res, status, { detail });
@@ -130,6 +171,27 @@ export async function startCdpProxy(options: {
     if (!entry) return;
     entries.delete(browserId);
     for (const socket of entry.sockets) socket.destroy();
+    for (const session of entry.live) session.end();
+  }
+
+  /**
+   * The live view page, or the same page's "not running" state with a 404 for a stopped or unknown browser and a
+   * wrong link alike (which ids exist is never told). Embeddable where `liveFrameAncestors` allows.
+   */
+  function sendLivePage(res: ServerResponse, found: boolean) {
+    const nonce = randomBytes(16).toString("base64");
+    const body = found ? livePage(nonce) : endedPage;
+    res.writeHead(found ? 200 : 404, {
+      "content-type": "text/html; charset=utf-8",
+      "content-length": Buffer.byteLength(body),
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+      "x-content-type-options": "nosniff",
+      "content-security-policy":
+        `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; img-src data:; ` +
+        `connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors ${options.liveFrameAncestors ?? "*"}`,
+    });
+    res.end(body);
   }
 
   return {
@@ -145,6 +207,7 @@ export async function startCdpProxy(options: {
           browserPath: url.pathname,
         },
         sockets: new Set(),
+        live: new Set(),
         bytesIn: 0,
         bytesOut: 0,
         clients: 0,
@@ -155,6 +218,7 @@ export async function startCdpProxy(options: {
     unregister,
     async close() {
       for (const id of [...entries.keys()]) unregister(id);
+      liveSockets.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
     },
@@ -216,3 +280,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown) {
   });
   res.end(text);
 }
+
+const endedPage = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Live browser</title>
+<style>html,body{margin:0;height:100%;background:#0f1115;color:#9aa3b2;font:15px/1.4 system-ui,sans-serif}
+body{display:flex;align-items:center;justify-content:center;text-align:center;padding:24px}</style></head>
+<body><p>This browser is not running: it has ended, or the link is wrong.</p></body></html>`;

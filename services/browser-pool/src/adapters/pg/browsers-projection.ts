@@ -3,6 +3,7 @@ import { type Generated, type Kysely, type Selectable, sql } from "kysely";
 import { BROWSER_AGGREGATE, type BrowserEvent, type BrowserHandle } from "../../domain/events";
 import type { BrowserSettings } from "../../domain/browser-settings";
 import type { BrowserView } from "../../domain/browser-view";
+import { liveUrlFor } from "../../domain/cdp-route";
 import type { BrowserReadModel, BrowserRecord } from "../../app/ports";
 import { COSTS_TABLE, type CostsTable } from "./browser-costs-projection";
 
@@ -214,7 +215,7 @@ function viewFromRow(row: BrowserRow): BrowserView {
     projectId: row.project_id,
     status: row.status === "stopped" ? "stopped" : "active",
     cdpUrl: row.cdp_url,
-    liveUrl: null,
+    liveUrl: liveUrlFor(row.cdp_url) ?? null,
     timeoutAt: row.timeout_at,
     startedAt: row.started_at ?? row.requested_at,
     finishedAt: row.finished_at,

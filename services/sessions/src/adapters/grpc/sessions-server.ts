@@ -4,6 +4,7 @@ import { type HandlerLog, unaryService } from "@bas/service-kit";
 import type { CallDeadline } from "../../app/call-deadline";
 import type { CreatedSession, CreateSessionInput } from "../../app/create-session";
 import type { SessionLifecycle } from "../../app/session-lifecycle";
+import type { LiveViewTarget } from "../../app/live-view";
 import type { SessionReads } from "../../app/session-reads";
 import { deadlineOfCall } from "./deadline-of-call";
 import { createSessionInput, cursorOf, pageOf, projectIdOf, sessionIdOf, strategyOf } from "./requests";
@@ -13,6 +14,7 @@ export interface SessionsServerDeps {
   create(input: CreateSessionInput, deadline: CallDeadline): Promise<CreatedSession>;
   lifecycle: SessionLifecycle;
   reads: SessionReads;
+  liveView(sessionId: string, token: string): Promise<LiveViewTarget>;
   log?: HandlerLog;
 }
 
@@ -46,6 +48,10 @@ export function sessionsServer(deps: SessionsServerDeps): sessions.SessionsServe
       listMessages: async (req: sessions.ListMessagesRequest): Promise<sessions.ListMessagesResponse> => {
         const page = await reads.messages(projectIdOf(req.projectId), sessionIdOf(req.sessionId), cursorOf(req));
         return { messages: page.messages.map(toProtoMessage), hasMore: page.hasMore, complete: page.complete };
+      },
+      getLiveView: async (req: sessions.GetLiveViewRequest): Promise<sessions.LiveView> => {
+        const target = await deps.liveView(sessionIdOf(req.sessionId), req.token);
+        return { projectId: target.projectId, browserId: target.browserId ?? undefined, ended: target.ended };
       },
     },
     deps.log,
