@@ -15,7 +15,7 @@ const secretsKey = z.string().transform((value, ctx) => {
 const sessionsEnv = {
   ...commonEnv,
   GRPC_PORT: envPort(50051),
-  /** Base of the live view URL every session gets at creation (`<PUBLIC_URL>/live/<id>`). */
+  /** Base of the live view URL every session gets at creation (`<PUBLIC_URL>/live/sessions/<id>/<token>`). */
   PUBLIC_URL: z
     .string()
     .url()

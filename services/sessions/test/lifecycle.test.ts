@@ -24,7 +24,7 @@ test("created → running → stopped: a task without keepAlive, reported the wa
   const created = await h.api.createSession(createRequest(project, { task: "Find the price of the blue shoes" }));
   expect(created).toMatchObject({ status: "created", stepCount: 0 });
   // Its own credential in the link: the live view opens with the link alone.
-  expect(created.liveUrl).toMatch(new RegExp(`^http://bas.test/live/${created.id}/[A-Za-z0-9_-]{32}$`));
+  expect(created.liveUrl).toMatch(new RegExp(`^http://bas.test/live/sessions/${created.id}/[A-Za-z0-9_-]{32}$`));
   expect(created.isTaskSuccessful).toBeUndefined();
   expect(created.title).toBeUndefined();
 

@@ -11,7 +11,7 @@ import { waitingPage } from "./waiting-page";
  */
 export const route = defineRoute({
   method: "get",
-  path: "/live/{sessionId}/{token}",
+  path: "/live/sessions/{sessionId}/{token}",
   auth: "public",
   hidden: true,
   operationId: "openSessionLiveView",
