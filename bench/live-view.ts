@@ -73,7 +73,10 @@ async function main() {
     const browser = await puppeteer.connect({ browserWSEndpoint: created.cdpUrl, defaultViewport: null });
     const page = (await browser.pages())[0] ?? (await browser.newPage());
     await page.setContent(PAGE);
-    const change = (n: number) => page.evaluate((v) => void (document.getElementById("n")!.textContent = String(v)), n);
+    const change = (n: number) =>
+      page.evaluate((v) => {
+        document.getElementById("n")!.textContent = String(v);
+      }, n);
     // As a string: the bundler would wrap a named inner function in a helper the page does not have.
     const animate = () =>
       page.evaluate(`(function tick() {
