@@ -30,12 +30,15 @@ async function finished(runId: string, timeoutMs = 45_000) {
   }
 }
 
-/** The default project's id (billing's ledgers are per project). */
-async function projectIdOf(): Promise<string> {
+/** What billing's ledger of a run charged (the default project's). */
+async function billed(runId: string): Promise<{ input: number; output: number; cost: string }> {
   const admin = connectClient(gatewayProto.ProjectAdminClient, stack.grpc.GATEWAY_ADDR);
   const projectId = (await admin.listProjects({})).projects.find((p) => p.name === "default")!.id;
   admin.close();
-  return projectId;
+  const ledger = connectClient(billing.BillingClient, stack.grpc.BILLING_ADDR);
+  const totals = await ledger.getTotals({ projectId, runId });
+  ledger.close();
+  return { input: totals.inputTokens, output: totals.outputTokens, cost: totals.llmCostUsd };
 }
 
 /** A run that must complete: when it did not, the failure says how it ended and why. */
@@ -98,10 +101,7 @@ test("a run polled to completed: its result, and token and cost totals equal to 
     totalOutputTokens: 180,
   });
 
-  const ledger = connectClient(billing.BillingClient, stack.grpc.BILLING_ADDR);
-  const totals = await ledger.getTotals({ projectId: await projectIdOf(), runId: run.id });
-  ledger.close();
-  expect({ input: totals.inputTokens, output: totals.outputTokens, cost: totals.llmCostUsd }).toEqual({
+  expect(await billed(run.id)).toEqual({
     input: run.totalInputTokens,
     output: run.totalOutputTokens,
     cost: run.totalCostUsd,
@@ -319,10 +319,7 @@ test("judge: the completed run carries the verdict on its steps and last page; t
   }
   expect(judgeRequest.body.tools.map((t: any) => t.function.name)).toEqual(["judgement"]);
 
-  const ledger = connectClient(billing.BillingClient, stack.grpc.BILLING_ADDR);
-  const totals = await ledger.getTotals({ projectId: await projectIdOf(), runId: run.id });
-  ledger.close();
-  expect({ input: totals.inputTokens, output: totals.outputTokens, cost: totals.llmCostUsd }).toEqual({
+  expect(await billed(run.id)).toEqual({
     input: 7400,
     output: 240,
     cost: run.totalCostUsd,

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import WebSocket from "ws";
 import { launchTestChromium, type TestChromium } from "../../../test/support/chromium";
+import { MAX_LIVE_VIEWERS } from "../src/adapters/cdp/cdp-proxy";
 import { liveUrlFor } from "../src/domain/cdp-route";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
 import { startTestSite } from "./support/test-site";
@@ -170,3 +171,24 @@ test("a view-only link shows the browser but cannot send input; a wrong link is 
   await tenant.browser.disconnect();
   await h.client.stopBrowser({ projectId: project, browserId: tenant.id });
 }, 90_000);
+
+test("a browser has at most MAX_LIVE_VIEWERS viewers at once; the next is told so, and a place frees when one leaves", async () => {
+  const tenant = await createTenant();
+  const viewUrl = liveUrlFor(tenant.cdpUrl, "view")!;
+  const open = () =>
+    new Promise<{ socket: WebSocket; status: number }>((resolve) => {
+      const socket = new WebSocket(`${viewUrl.replace(/^http/, "ws")}/ws`);
+      socket.once("message", () => resolve({ socket, status: 101 }));
+      socket.on("unexpected-response", (_req, res) => resolve({ socket, status: res.statusCode ?? 0 }));
+      socket.on("error", () => undefined);
+    });
+  const viewers = [];
+  for (let i = 0; i < MAX_LIVE_VIEWERS; i++) viewers.push(await open());
+  expect(viewers.map((v) => v.status)).toEqual(Array(MAX_LIVE_VIEWERS).fill(101));
+  expect((await open()).status).toBe(429);
+  viewers.pop()!.socket.close();
+  await eventually(async () => ((await open()).status === 101 ? true : undefined), 5_000, "a freed place");
+  for (const v of viewers) v.socket.close();
+  await tenant.browser.disconnect();
+  await h.client.stopBrowser({ projectId: project, browserId: tenant.id });
+}, 60_000);

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, STATUS_CODES, type ServerResponse } from "node:http";
 import { connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
@@ -23,6 +23,8 @@ export interface CdpProxy extends CdpEndpoints {
 }
 
 const NOT_FOUND = "Browser not found, stopped, or the credential is wrong";
+/** Live viewers of one browser at once. */
+export const MAX_LIVE_VIEWERS = 10;
 
 interface Entry extends CdpEndpoint {
   spec: CdpEndpointSpec;
@@ -49,7 +51,8 @@ export async function startCdpProxy(options: {
   health?: () => Record<string, unknown>;
 }): Promise<CdpProxy> {
   const entries = new Map<string, Entry>();
-  const liveSockets = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  // A viewer sends small input messages only; anything bigger is cut off rather than buffered.
+  const liveSockets = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
   const server = createServer((req, res) => void handleHttp(req, res));
   server.on("upgrade", handleUpgrade);
   server.on("clientError", (_err, socket) => socket.destroy());
@@ -77,6 +80,8 @@ export async function startCdpProxy(options: {
       const found = live.kind === "live-socket" ? authorizeLive(live) : undefined;
       if (!found) return refuse(client, 404, NOT_FOUND);
       const { entry, mode } = found;
+      // Each viewer costs a CDP connection and a screencast: a shared link must not become a way to load the host.
+      if (entry.live.size >= MAX_LIVE_VIEWERS) return refuse(client, 429, "Too many live viewers of this browser");
       const viewUrl = mode === "control" ? liveUrlFor(publicBase(req, entry.spec.publicUrl), "view") : undefined;
       liveSockets.handleUpgrade(req, client, head, (socket) => {
         const session = startLiveSession(socket, entry.upstream, mode, {
@@ -264,7 +269,7 @@ function publicBase(req: IncomingMessage, publicUrl: string): string {
 
 function refuse(socket: Duplex, status: number, detail: string) {
   const body = JSON.stringify({ detail });
-  const reason = status === 401 ? "Unauthorized" : status === 404 ? "Not Found" : "Bad Request";
+  const reason = STATUS_CODES[status] ?? "Bad Request";
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
