@@ -1,4 +1,5 @@
 import type { ElementHandle, KeyInput } from "puppeteer-core";
+import { explainNetError, proxyFailure } from "../../domain/net-errors";
 import type { ActOptions, ActResult, TraceEntry } from "../../app/browser-driver";
 import type { Action } from "../../domain/actions";
 import { expandSecrets, secretKeysIn, secretsRefusedOn, UnknownSecretError } from "../../domain/secrets";
@@ -70,6 +71,8 @@ const HANDLERS: Handlers = {
     const blocked = response?.headers()[EGRESS_BLOCKED_HEADER];
     if (blocked) throw new ActionError(`Could not open ${target}: ${blocked}`);
     const status = response?.status();
+    const proxyProblem = status && proxyFailure(status, response!.statusText());
+    if (proxyProblem) throw new ActionError(`Could not open ${target}: ${proxyProblem}`);
     return cx.done(`Opened ${page.url()}${status && status >= 400 ? ` (HTTP ${status})` : ""}`, {}, true);
   },
 
@@ -233,9 +236,3 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 /** Set by browser-pool's egress proxy on the 403 it answers for a destination its policy closes. */
 const EGRESS_BLOCKED_HEADER = "x-egress-blocked";
-
-/** An HTTPS destination the egress proxy refused shows only as a failed tunnel: say what that usually means. */
-function explainNetError(message: string): string {
-  if (!message.includes("ERR_TUNNEL_CONNECTION_FAILED")) return message;
-  return `${message} (the browser's egress policy refuses loopback, private and link-local destinations, or the site is unreachable)`;
-}
