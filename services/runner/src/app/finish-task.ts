@@ -1,3 +1,4 @@
+import { clip } from "../domain/clip";
 import type { DoneAction } from "../domain/actions";
 import { createOutputValidator, type OutputCheck } from "../domain/output-schema";
 import { replayScript, secretEnvName } from "../domain/replay-script";
@@ -43,8 +44,6 @@ function validatorFor(schema: Record<string, unknown>) {
   }
   return validate;
 }
-
-const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 /** Turns the model's `done` into the task's output by mode, or into a correction request (schema mismatch). */
 export async function finishTask(done: DoneAction, ctx: FinishContext, deps: FinishDeps): Promise<FinishResult> {

@@ -1,3 +1,4 @@
+import { clip } from "./clip";
 /** What happened in one step, as the model is reminded of it later. */
 export interface StepRecord {
   step: number;
@@ -25,8 +26,6 @@ export interface HistoryOptions {
 }
 
 export const DEFAULT_HISTORY_OPTIONS: HistoryOptions = { recentSteps: 6, maxChars: 16_000 };
-
-const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 function fullStep(r: StepRecord): string {
   const lines = [`Step ${r.step}:`];

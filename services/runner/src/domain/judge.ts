@@ -1,3 +1,4 @@
+import { clip } from "./clip";
 import { z } from "zod";
 import type { ToolDefinition } from "./actions";
 import { renderHistory, type StepRecord } from "./history";
@@ -62,7 +63,6 @@ export const JUDGE_TOOL: ToolDefinition = {
 const HISTORY = { recentSteps: 12, maxChars: 24_000 };
 const ANSWER_CHARS = 8_000;
 const PAGE_CHARS = 12_000;
-const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 const SYSTEM = [
   "You judge whether a browser agent achieved the task it was given.",

@@ -1,3 +1,4 @@
+import { clip } from "./clip";
 import type { ActionOutcome, StepRecord } from "./history";
 import type { TraceEntry } from "./replay-script";
 
@@ -52,8 +53,6 @@ export const UNKNOWN_OUTCOME =
 /** Results longer than the history ever shows are not worth keeping. */
 const MAX_RESULT_CHARS = 4_000;
 const MAX_THOUGHT_CHARS = 1_000;
-
-const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 function compactRecord(record: StepRecord): StepRecord {
   return {

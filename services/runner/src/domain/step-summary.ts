@@ -1,3 +1,4 @@
+import { clip } from "./clip";
 import type { Action } from "./actions";
 
 /** What the model saw of an element, for human-readable summaries. */
@@ -7,8 +8,6 @@ export interface ElementDescription {
 }
 
 export type DescribeElement = (index: number) => ElementDescription | undefined;
-
-const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 function hostOf(url: string): string {
   try {
