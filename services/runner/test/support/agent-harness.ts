@@ -71,6 +71,9 @@ export async function startAgentHarness(): Promise<AgentHarness> {
         redact,
       });
       const steps: RecordedStep[] = [];
+      // Each run starts in one fresh tab: a page of the run before (and a navigation it left going) cannot leak in.
+      const fresh = await chrome.browser.newPage();
+      for (const page of await chrome.browser.pages()) if (page !== fresh) await page.close();
       const browser = await CdpBrowserDriver.connect(chrome.wsEndpoint);
       const agentTask: AgentTask = {
         task,
