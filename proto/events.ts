@@ -53,7 +53,12 @@ export const SESSION_CHANGE_KINDS = {
 export type SessionChangeKind = (typeof SESSION_CHANGE_KINDS)[keyof typeof SESSION_CHANGE_KINDS];
 
 export const BROWSER_AGGREGATE = "browser";
-export const BROWSER_EVENT_TYPES = ["BrowserRequested", "BrowserStarted", "BrowserStopped"] as const;
+export const BROWSER_EVENT_TYPES = [
+  "BrowserRequested",
+  "BrowserStarted",
+  "BrowserStopped",
+  "BrowserRecordingSaved",
+] as const;
 export type BrowserEventType = (typeof BROWSER_EVENT_TYPES)[number];
 
 /** Billing's ledgers: one per session, run, browser and project (id = that id). */

@@ -34,8 +34,9 @@ has() {
 }
 
 # What the service runs, in the order the packages are named below. Browsers are sandboxed with bubblewrap and
-# reached through socat (Linux only); setpriv and runuser (util-linux) drop root for browsers and Postgres.
-programs=(nats-server postgres chromium)
+# reached through socat (Linux only); setpriv and runuser (util-linux) drop root for browsers and Postgres; ffmpeg
+# encodes recordings.
+programs=(nats-server postgres chromium ffmpeg)
 [ "$kernel" = Linux ] && programs+=(bwrap socat setpriv)
 missing=()
 for program in "${programs[@]}"; do has "$program" || missing+=("$program"); done
@@ -59,6 +60,7 @@ package_of() {
   case "$family:$1" in
     debian:postgres) echo postgresql ;;
     fedora:postgres) echo postgresql-server ;;
+    fedora:ffmpeg) echo ffmpeg-free ;;
     macos:postgres) echo postgresql@16 ;;
     *:bwrap) echo bubblewrap ;;
     *:setpriv) echo util-linux ;;

@@ -79,6 +79,8 @@ export async function startBrowserStack(egressAllow = "") {
   return {
     dataDir,
     startPool,
+    /** The browser-pool process. */
+    poolPid: () => pool?.pid,
     request,
     /** browser-pool's own view: live browsers and idle warm ones. */
     async poolState(): Promise<{ browsers: number; warmIdle: number }> {

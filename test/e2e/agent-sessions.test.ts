@@ -375,3 +375,42 @@ test("a session's liveUrl is its own credential: it leads to its browser's live 
   expect(ended.status).toBe(200);
   expect(await ended.text()).toContain("This session has ended.");
 });
+
+test("enableRecording: once the session ended, its read carries the recording of its browser, an MP4 of the task", async () => {
+  const { llm, sites } = stack;
+  llm.script("gpt-4o-mini", [
+    toolCallReply("go_to_url", { url: `${sites.url}/shop/` }),
+    toolCallReply("done", { text: "looked at the shop", success: true }),
+  ]);
+  const created = await stack.request("POST", "/api/v3/sessions", {
+    task: "Look at the shop",
+    model: "gpt-4o-mini",
+    enableRecording: true,
+  });
+  expect(created.status).toBe(200);
+  const id = created.body.id;
+  let read = created;
+  await until(async () => {
+    read = await stack.request("GET", `/api/v3/sessions/${id}`);
+    return read.body.recordingUrls.length > 0;
+  }, 60_000);
+  expect(read.body.status).toBe("stopped");
+  expect(read.body.recordingUrls).toHaveLength(1);
+  const video = await fetch(read.body.recordingUrls[0]);
+  expect(video.status).toBe(200);
+  expect(video.headers.get("content-type")).toBe("video/mp4");
+  const dir = mkdtempSync(join(tmpdir(), "bas-session-recording-"));
+  try {
+    writeFileSync(join(dir, "session.mp4"), Buffer.from(await video.arrayBuffer()));
+    const { stdout } = await promisify(execFile)("ffprobe", [
+      ...["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name", "-of", "csv=p=0"],
+      join(dir, "session.mp4"),
+    ]);
+    expect(stdout.trim()).toBe("h264");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // Lists never carry presigned URLs.
+  const listed = await stack.request("GET", "/api/v3/sessions?page_size=100");
+  expect(listed.body.sessions.find((s: { id: string }) => s.id === id).recordingUrls).toEqual([]);
+}, 90_000);

@@ -51,11 +51,11 @@ test("on Ubuntu and on Fedora the command uses their package manager and package
   });
   expect(ubuntu.out).toContain("sudo apt-get install -y --no-install-recommends nats-server");
   const fedora = setup({
-    SETUP_ASSUME_MISSING: "postgres socat",
+    SETUP_ASSUME_MISSING: "postgres ffmpeg socat",
     SETUP_OS_RELEASE: osRelease("fedora", "ID=fedora\n"),
   });
   expect(fedora.status).toBe(1);
-  expect(fedora.out).toContain("sudo dnf install -y postgresql-server socat");
+  expect(fedora.out).toContain("sudo dnf install -y postgresql-server ffmpeg-free socat");
 });
 
 test("on macOS it prints the Homebrew command and says the browser sandbox needs Linux", () => {

@@ -93,6 +93,9 @@ const browserPoolEnv = {
     .default("")
     .transform((s) => s.split(/\s+/).filter(Boolean)),
 
+  /** The encoder of recordings (enableRecording): a path, or a name on PATH. Without it, recording is refused. */
+  FFMPEG_PATH: z.string().default("ffmpeg"),
+
   // Kubernetes driver
   K8S_NAMESPACE: z.string().default("default"),
   K8S_BROWSER_IMAGE: z.string().default("chromedp/headless-shell:latest"),

@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { join } from "node:path";
+import { createNatsBlobStore } from "@bas/blobs";
 import {
   createDb,
   createNatsEventStore,
@@ -23,6 +26,7 @@ import { browserCostsProjection } from "./adapters/pg/browser-costs-projection";
 import { type BrowserPoolDb, browsersProjection, createBrowserReadModel } from "./adapters/pg/browsers-projection";
 import { createUsageStore, usageMigrations } from "./adapters/pg/usage-store";
 import { createLauncher } from "./adapters/browser-launcher";
+import { createFfmpegRecorder } from "./adapters/recording/ffmpeg-recorder";
 import { createBrowserPool } from "./app/browser-pool";
 import { createLaunchHealth } from "./app/launch-health";
 import { recoverBrowsers } from "./app/recovery";
@@ -34,6 +38,7 @@ import { createWarmPool } from "./app/warm-pool";
 import type { BrowserPoolConfig } from "./config";
 import type { BrowserDriver } from "./domain/browser-driver";
 import { WARM_SETTINGS } from "./domain/browser-settings";
+import { recordingRefFor } from "./domain/recording";
 
 export interface BrowserPoolServiceDeps {
   logger?: Logger;
@@ -177,6 +182,15 @@ export function startBrowserPoolService(
       log,
     });
     cleanup.defer(() => warm.close());
+    const blobs = await createNatsBlobStore({ js: nats.js, namespace: config.NAMESPACE });
+    cleanup.defer(() => blobs.close());
+    const recorder = createFfmpegRecorder({
+      ffmpegPath: config.FFMPEG_PATH,
+      dir: join(config.BROWSER_DATA_DIR, ".recordings"),
+      log,
+    });
+    const cannotRecord = recorder.problem();
+    if (cannotRecord) log.warn({ ffmpegPath: config.FFMPEG_PATH }, cannotRecord);
     const pool = createBrowserPool({
       config: {
         nodeId: config.NODE_ID,
@@ -190,6 +204,9 @@ export function startBrowserPoolService(
       warm,
       usage,
       usageStore,
+      recorder,
+      storeRecording: (id, video) =>
+        blobs.put(createReadStream(video.file), { contentType: "video/mp4", ref: recordingRefFor(id) }),
       settle: (sequence) =>
         browsersRunner.waitFor(sequence, 5_000).catch((err) => log.warn({ err, sequence }, "read model lags behind")),
       timeoutSweepMs: deps.timeoutSweepMs,

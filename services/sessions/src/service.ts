@@ -30,6 +30,7 @@ import { runnerReportsServer } from "./adapters/grpc/runner-reports-server";
 import { sessionsServer } from "./adapters/grpc/sessions-server";
 import { createWorkQueue } from "./adapters/nats/work-queue";
 import { runBudgetReactor, sessionBudgetReactor } from "./adapters/nats/budget-reactor";
+import { recordingReactor } from "./adapters/nats/recording-reactor";
 import { createReopenLimit, createSessionHandler } from "./app/create-session";
 import { dispatchReactor } from "./app/dispatch-reactor";
 import { startInactivityReactor } from "./app/inactivity-reactor";
@@ -137,6 +138,7 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
       runnerFor(secretsCleanupReactor(vault)),
       runnerFor(sessionBudgetReactor(commands, log)),
       runnerFor(runBudgetReactor(commands, runQueries.sessionOfRun, log)),
+      runnerFor(recordingReactor(commands, log)),
     ];
     for (const runner of [...readModelRunners, ...reactors]) {
       cleanup.defer(() => runner.stop());

@@ -123,8 +123,14 @@ export interface Browser {
   proxyUsedMb: string;
   proxyCost: string;
   browserCost: string;
-  agentSessionId?: string | undefined;
-  recordingUrl?: string | undefined;
+  agentSessionId?:
+    | string
+    | undefined;
+  /**
+   * Blob reference of the browser's recording (enableRecording), once it stopped and the MP4 is stored; the gateway
+   * signs it into the view's recordingUrl.
+   */
+  recordingRef?: string | undefined;
   metadata: { [key: string]: string };
   /** "caller", "timeout", "crash", "session_ended"; set once stopped. */
   stopReason?: string | undefined;
@@ -172,6 +178,19 @@ export interface BrowserStopped {
   /** CDP bytes through the proxy while this node served the browser: caller to browser and back. */
   cdpBytesIn: number;
   cdpBytesOut: number;
+}
+
+/** The browser's recording (enableRecording) was encoded and stored in the blob store, after the browser stopped. */
+export interface BrowserRecordingSaved {
+  /** Blob reference of the MP4. */
+  ref: string;
+  /** The session the browser served (as in BrowserRequested), so sessions can list the recording with the session. */
+  sessionId?:
+    | string
+    | undefined;
+  /** From the start of the recording to the stop. */
+  durationMs: number;
+  bytes: number;
 }
 
 function createBaseCreateBrowserRequest(): CreateBrowserRequest {
@@ -1514,7 +1533,7 @@ function createBaseBrowser(): Browser {
     proxyCost: "",
     browserCost: "",
     agentSessionId: undefined,
-    recordingUrl: undefined,
+    recordingRef: undefined,
     metadata: {},
     stopReason: undefined,
     settings: undefined,
@@ -1559,8 +1578,8 @@ export const Browser: MessageFns<Browser> = {
     if (message.agentSessionId !== undefined) {
       writer.uint32(98).string(message.agentSessionId);
     }
-    if (message.recordingUrl !== undefined) {
-      writer.uint32(106).string(message.recordingUrl);
+    if (message.recordingRef !== undefined) {
+      writer.uint32(106).string(message.recordingRef);
     }
     globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
       Browser_MetadataEntry.encode({ key: key as any, value }, writer.uint32(114).fork()).join();
@@ -1688,7 +1707,7 @@ export const Browser: MessageFns<Browser> = {
               break;
             }
 
-            message.recordingUrl = reader.string();
+            message.recordingRef = reader.string();
             continue;
           }
           case 14: {
@@ -1784,10 +1803,10 @@ export const Browser: MessageFns<Browser> = {
         : isSet(object.agent_session_id)
         ? globalThis.String(object.agent_session_id)
         : undefined,
-      recordingUrl: isSet(object.recordingUrl)
-        ? globalThis.String(object.recordingUrl)
-        : isSet(object.recording_url)
-        ? globalThis.String(object.recording_url)
+      recordingRef: isSet(object.recordingRef)
+        ? globalThis.String(object.recordingRef)
+        : isSet(object.recording_ref)
+        ? globalThis.String(object.recording_ref)
         : undefined,
       metadata: isObject(object.metadata)
         ? (globalThis.Object.entries(object.metadata) as [string, any][]).reduce(
@@ -1850,8 +1869,8 @@ export const Browser: MessageFns<Browser> = {
     if (message.agentSessionId !== undefined) {
       obj.agentSessionId = message.agentSessionId;
     }
-    if (message.recordingUrl !== undefined) {
-      obj.recordingUrl = message.recordingUrl;
+    if (message.recordingRef !== undefined) {
+      obj.recordingRef = message.recordingRef;
     }
     if (message.metadata) {
       const entries = globalThis.Object.entries(message.metadata) as [string, string][];
@@ -1888,7 +1907,7 @@ export const Browser: MessageFns<Browser> = {
     message.proxyCost = object.proxyCost ?? "";
     message.browserCost = object.browserCost ?? "";
     message.agentSessionId = object.agentSessionId ?? undefined;
-    message.recordingUrl = object.recordingUrl ?? undefined;
+    message.recordingRef = object.recordingRef ?? undefined;
     message.metadata = (globalThis.Object.entries(object.metadata ?? {}) as [string, string][]).reduce(
       (acc: { [key: string]: string }, [key, value]: [string, string]) => {
         if (value !== undefined) {
@@ -2571,6 +2590,131 @@ export const BrowserStopped: MessageFns<BrowserStopped> = {
     message.detail = object.detail ?? undefined;
     message.cdpBytesIn = object.cdpBytesIn ?? 0;
     message.cdpBytesOut = object.cdpBytesOut ?? 0;
+    return message;
+  },
+};
+
+function createBaseBrowserRecordingSaved(): BrowserRecordingSaved {
+  return { ref: "", sessionId: undefined, durationMs: 0, bytes: 0 };
+}
+
+export const BrowserRecordingSaved: MessageFns<BrowserRecordingSaved> = {
+  encode(message: BrowserRecordingSaved, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.ref !== "") {
+      writer.uint32(10).string(message.ref);
+    }
+    if (message.sessionId !== undefined) {
+      writer.uint32(18).string(message.sessionId);
+    }
+    if (message.durationMs !== 0) {
+      writer.uint32(24).int64(message.durationMs);
+    }
+    if (message.bytes !== 0) {
+      writer.uint32(32).int64(message.bytes);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BrowserRecordingSaved {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBrowserRecordingSaved();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.ref = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.durationMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.bytes = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BrowserRecordingSaved {
+    return {
+      ref: isSet(object.ref) ? globalThis.String(object.ref) : "",
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : undefined,
+      durationMs: isSet(object.durationMs)
+        ? globalThis.Number(object.durationMs)
+        : isSet(object.duration_ms)
+        ? globalThis.Number(object.duration_ms)
+        : 0,
+      bytes: isSet(object.bytes) ? globalThis.Number(object.bytes) : 0,
+    };
+  },
+
+  toJSON(message: BrowserRecordingSaved): unknown {
+    const obj: any = {};
+    if (message.ref !== "") {
+      obj.ref = message.ref;
+    }
+    if (message.sessionId !== undefined) {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.durationMs !== 0) {
+      obj.durationMs = Math.round(message.durationMs);
+    }
+    if (message.bytes !== 0) {
+      obj.bytes = Math.round(message.bytes);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BrowserRecordingSaved>, I>>(base?: I): BrowserRecordingSaved {
+    return BrowserRecordingSaved.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BrowserRecordingSaved>, I>>(object: I): BrowserRecordingSaved {
+    const message = createBaseBrowserRecordingSaved();
+    message.ref = object.ref ?? "";
+    message.sessionId = object.sessionId ?? undefined;
+    message.durationMs = object.durationMs ?? 0;
+    message.bytes = object.bytes ?? 0;
     return message;
   },
 };

@@ -5,6 +5,7 @@ import { type BrowserCommand, browserDecider, type BrowserState } from "../domai
 import { BROWSER_AGGREGATE, type BrowserEvent, type StopReason } from "../domain/events";
 import type { BrowserLimits } from "../domain/browser-limits";
 import {
+  type BrowserSettings,
   type BrowserSettingsInput,
   checkMetadata,
   isWarmEligible,
@@ -12,7 +13,17 @@ import {
   resolveTimeoutMinutes,
 } from "../domain/browser-settings";
 import { type BrowserView, viewFromState } from "../domain/browser-view";
-import type { BrowserReadModel, BrowserRecord, CdpEndpoints, Launched, Launcher, UsageStore } from "./ports";
+import type {
+  BrowserReadModel,
+  BrowserRecord,
+  CdpEndpoints,
+  Launched,
+  Launcher,
+  ScreenRecorder,
+  ScreenRecording,
+  StoreRecording,
+  UsageStore,
+} from "./ports";
 import { createAdmission } from "./admission";
 import { createLiveBrowsers } from "./live-browsers";
 import { BrowserUnavailableError } from "./errors";
@@ -35,6 +46,8 @@ export interface BrowserPoolDeps {
   warm: WarmPool;
   usage: UsageReporter;
   usageStore: UsageStore;
+  recorder: ScreenRecorder;
+  storeRecording: StoreRecording;
   /** Waits until the read model has applied the event at `sequence`, so a read right after a write sees it. */
   settle(sequence: number): Promise<void>;
   /** How often browser timeouts are checked (default 1 s). */
@@ -117,7 +130,27 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       cdpUrl: state.cdpUrl,
       launched,
       marks: { browserMs: 0, proxyBytes: 0 },
+      recording: recordingOf(id, launched, state.settings),
     });
+  }
+
+  const recordingOf = (id: string, launched: Launched, settings: BrowserSettings) =>
+    settings.record ? deps.recorder.start(id, launched, settings) : undefined;
+
+  /** Encodes a stopped browser's recording and keeps it; a recording that fails is logged, the stop stands. */
+  async function keepRecording(id: string, recording: ScreenRecording) {
+    try {
+      const video = await recording.finish();
+      if (!video) return;
+      try {
+        const ref = await deps.storeRecording(id, video);
+        await decide(id, { type: "SaveRecording", ref, durationMs: video.durationMs, bytes: video.bytes });
+      } finally {
+        await video.dispose();
+      }
+    } catch (err) {
+      log.error({ err, browserId: id }, "the browser's recording could not be kept");
+    }
   }
 
   /** A browser whose start could not be recorded has no owner: end it before passing the error on. */
@@ -133,6 +166,8 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     const settings = resolveSettings(input.settings);
     const timeoutMinutes = resolveTimeoutMinutes(input.timeoutMinutes);
     const metadata = checkMetadata(input.metadata ?? {});
+    const cannotRecord = settings.record ? deps.recorder.problem() : undefined;
+    if (cannotRecord) throw new BrowserUnavailableError(cannotRecord);
     const release = await admission.admit(input.projectId);
     try {
       const warm = isWarmEligible(settings) ? deps.warm.take() : undefined;
@@ -229,9 +264,13 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
   function tearDown(id: string, finishedAt: Date, after?: Promise<unknown>) {
     const detached = live.detach(id);
     if (!detached) return;
+    // The recording ends at the stop; only the browser's tear-down waits for the answer.
+    const recorded = detached.recording && keepRecording(id, detached.recording);
     const done = Promise.resolve(after)
       .catch(() => undefined)
-      .then(() => live.retire(detached, finishedAt))
+      .then(async () => {
+        await Promise.all([live.retire(detached, finishedAt), recorded]);
+      })
       .finally(() => retiring.delete(done));
     retiring.add(done);
   }
@@ -274,6 +313,8 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         cdpUrl: row.cdpUrl,
         launched,
         marks: await deps.usageStore.marks(row.id),
+        // What was recorded before the restart is lost; the recording goes on from here.
+        recording: recordingOf(row.id, launched, row.settings),
       });
     },
 

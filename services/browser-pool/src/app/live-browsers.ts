@@ -1,4 +1,4 @@
-import type { CdpEndpoint, CdpEndpoints, Launched, UsageMarks } from "./ports";
+import type { CdpEndpoint, CdpEndpoints, Launched, ScreenRecording, UsageMarks } from "./ports";
 import type { UsageReporter } from "./usage-reporter";
 
 export interface LiveBrowserInit {
@@ -12,6 +12,8 @@ export interface LiveBrowserInit {
   launched: Launched;
   /** Usage already reported for this browser (non-zero when a restart adopts it). */
   marks: UsageMarks;
+  /** Set when the browser is recorded. */
+  recording?: ScreenRecording;
 }
 
 export interface LiveBrowser extends LiveBrowserInit {

@@ -114,3 +114,33 @@ export interface Launcher {
   /** Undefined when the browser is gone, or its proxy cannot be opened where the browser expects it. */
   adopt(id: string, handle: BrowserHandle, settings: BrowserSettings): Promise<Launched | undefined>;
 }
+
+/** A browser's recording, encoded and waiting to be stored. */
+export interface RecordedVideo {
+  /** The MP4 on this node's disk. */
+  file: string;
+  /** From the start of the recording to the stop. */
+  durationMs: number;
+  bytes: number;
+  /** Removes the file. */
+  dispose(): Promise<void>;
+}
+
+/** One browser being recorded. */
+export interface ScreenRecording {
+  /**
+   * Ends the recording now (the video lasts until this call) and encodes what was recorded; undefined when the
+   * browser never showed a frame.
+   */
+  finish(): Promise<RecordedVideo | undefined>;
+}
+
+/** Records browsers' screens (enableRecording). */
+export interface ScreenRecorder {
+  /** Why recording cannot work on this node (its encoder is missing), or undefined when it can. */
+  problem(): string | undefined;
+  start(id: string, launched: Launched, settings: BrowserSettings): ScreenRecording;
+}
+
+/** Where finished recordings are kept (the blob store); answers the reference. */
+export type StoreRecording = (browserId: string, video: RecordedVideo) => Promise<string>;

@@ -17,7 +17,8 @@ export interface BrowserView {
   proxyCost: string;
   browserCost: string;
   agentSessionId: string | null;
-  recordingUrl: string | null;
+  /** Blob reference of the recording once it is stored (the gateway signs it into `recordingUrl`). */
+  recordingRef: string | null;
   metadata: Record<string, string>;
   stopReason: string | null;
   settings: BrowserSettings;
@@ -45,7 +46,7 @@ export function viewFromState(id: string, state: BrowserState, costs: BrowserCos
     finishedAt: state.status === "stopped" ? new Date(state.finishedAt) : null,
     ...costs,
     agentSessionId: state.sessionId,
-    recordingUrl: null,
+    recordingRef: state.status === "stopped" ? state.recordingRef : null,
     metadata: state.metadata,
     stopReason: state.status === "stopped" ? state.reason : null,
     settings: state.settings,

@@ -15,6 +15,8 @@ export type BrowserState =
       finishedAt: string;
       reason: StopReason;
       handle: BrowserHandle | null;
+      /** Blob reference of the recording, once it is stored. */
+      recordingRef: string | null;
     } & Request);
 
 export type BrowserCommand =
@@ -33,7 +35,8 @@ export type BrowserCommand =
       cdpBytesOut?: number;
       /** When a caller stops it: the caller's project; another project's browser is as absent as a missing one. */
       projectId?: string;
-    };
+    }
+  | { type: "SaveRecording"; ref: string; durationMs: number; bytes: number };
 
 export const browserDecider: Decider<BrowserCommand, BrowserEvent, BrowserState> = {
   initialState: () => ({ status: "none" }),
@@ -54,7 +57,11 @@ export const browserDecider: Decider<BrowserCommand, BrowserEvent, BrowserState>
           handle: state.status === "active" ? state.handle : null,
           finishedAt: event.occurredAt,
           reason: event.data.reason,
+          recordingRef: null,
         };
+      case "BrowserRecordingSaved":
+        if (state.status !== "stopped") return state;
+        return { ...state, recordingRef: event.data.ref };
     }
   },
 
@@ -91,6 +98,22 @@ export const browserDecider: Decider<BrowserCommand, BrowserEvent, BrowserState>
               detail: command.detail ?? null,
               cdpBytesIn: command.cdpBytesIn ?? 0,
               cdpBytesOut: command.cdpBytesOut ?? 0,
+            },
+          },
+        ];
+      case "SaveRecording":
+        if (state.status === "none") throw new NotFoundError("Browser not found");
+        // A recording is complete only once the browser stopped.
+        if (state.status !== "stopped") throw new IllegalStateError("the browser is still running");
+        if (state.recordingRef === command.ref) return [];
+        return [
+          {
+            type: "BrowserRecordingSaved",
+            data: {
+              ref: command.ref,
+              sessionId: state.sessionId,
+              durationMs: command.durationMs,
+              bytes: command.bytes,
             },
           },
         ];

@@ -70,4 +70,18 @@ export type BrowserStopped = DomainEvent<
   }
 >;
 
-export type BrowserEvent = BrowserRequested | BrowserStarted | BrowserStopped;
+/** The browser's recording was encoded and stored, after it stopped. */
+export type BrowserRecordingSaved = DomainEvent<
+  "BrowserRecordingSaved",
+  {
+    /** Blob reference of the MP4. */
+    ref: string;
+    /** The session the browser served, so sessions can list the recording with it. */
+    sessionId: string | null;
+    /** From the start of the recording to the stop. */
+    durationMs: number;
+    bytes: number;
+  }
+>;
+
+export type BrowserEvent = BrowserRequested | BrowserStarted | BrowserStopped | BrowserRecordingSaved;

@@ -13,7 +13,13 @@ import {
   parseLiveRoute,
   secretMatches,
 } from "../../domain/cdp-route";
-import { type DevtoolsAddress, fetchDevtoolsJson, rewriteTargetList, rewriteVersion } from "./devtools-json";
+import {
+  type DevtoolsAddress,
+  devtoolsUpstream,
+  fetchDevtoolsJson,
+  rewriteTargetList,
+  rewriteVersion,
+} from "./devtools-json";
 import { livePage } from "./live-page";
 import { type LiveSession, startLiveSession } from "./live-session";
 
@@ -202,15 +208,9 @@ export async function startCdpProxy(options: {
   return {
     port: (server.address() as { port: number }).port,
     register(spec) {
-      const url = new URL(spec.devtoolsUrl);
       const entry: Entry = {
         spec,
-        upstream: {
-          host: url.hostname,
-          port: Number(url.port),
-          socketPath: spec.devtoolsSocket,
-          browserPath: url.pathname,
-        },
+        upstream: devtoolsUpstream(spec.devtoolsUrl, spec.devtoolsSocket),
         sockets: new Set(),
         live: new Set(),
         bytesIn: 0,

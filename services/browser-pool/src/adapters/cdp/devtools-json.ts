@@ -9,6 +9,15 @@ export interface DevtoolsAddress {
   socketPath?: string;
 }
 
+/** Where to reach a browser's DevTools endpoint `devtoolsUrl` (ws://host:port/devtools/browser/GUID) from here. */
+export function devtoolsUpstream(
+  devtoolsUrl: string,
+  devtoolsSocket: string | undefined,
+): DevtoolsAddress & { browserPath: string } {
+  const url = new URL(devtoolsUrl);
+  return { host: url.hostname, port: Number(url.port), socketPath: devtoolsSocket, browserPath: url.pathname };
+}
+
 export function fetchDevtoolsJson(upstream: DevtoolsAddress, path: string, timeoutMs = 5_000): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const target = upstream.socketPath

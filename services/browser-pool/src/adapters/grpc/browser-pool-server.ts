@@ -25,7 +25,7 @@ export function toProtoBrowser(view: BrowserView): browserPool.Browser {
     proxyCost: view.proxyCost,
     browserCost: view.browserCost,
     agentSessionId: view.agentSessionId ?? undefined,
-    recordingUrl: view.recordingUrl ?? undefined,
+    recordingRef: view.recordingRef ?? undefined,
     metadata: view.metadata,
     stopReason: view.stopReason ?? undefined,
     settings: {

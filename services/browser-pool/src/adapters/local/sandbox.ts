@@ -1,5 +1,6 @@
-import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
-import { delimiter, dirname, join } from "node:path";
+import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { canRun } from "../program-path";
 
 /** Inside every sandbox: where Chromium's DevTools and the bridge to the egress proxy listen (their own loopback). */
 export const SANDBOX_DEVTOOLS_PORT = 9222;
@@ -120,29 +121,16 @@ function parentsOf(path: string): string[] {
  * sandbox, socat bridges its two sockets, and Chromium is the browser.
  */
 export function checkSandboxTools(chromiumPath: string): void {
-  const missing = ["bwrap", "socat"].filter((tool) => !onPath(tool));
+  const missing = ["bwrap", "socat"].filter((tool) => !canRun(tool));
   if (missing.length > 0) {
     throw new Error(
       `${missing.join(" and ")} not found: every local browser runs in a bubblewrap sandbox reached through socat; ` +
         "install them (Debian/Ubuntu: apt-get install -y bubblewrap socat; Fedora: dnf install -y bubblewrap socat)",
     );
   }
-  try {
-    accessSync(chromiumPath, constants.X_OK);
-  } catch {
+  if (!canRun(chromiumPath)) {
     throw new Error(
       `Chromium not found at ${chromiumPath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
     );
   }
-}
-
-function onPath(name: string): boolean {
-  return (process.env.PATH ?? "").split(delimiter).some((dir) => {
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
 }

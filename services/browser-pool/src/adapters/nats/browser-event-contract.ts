@@ -1,5 +1,11 @@
 import type { AsProtoJson, Assignable, BrowserEventType, browserPool } from "@bas/proto";
-import type { BrowserEvent, BrowserRequested, BrowserStarted, BrowserStopped } from "../../domain/events";
+import type {
+  BrowserEvent,
+  BrowserRecordingSaved,
+  BrowserRequested,
+  BrowserStarted,
+  BrowserStopped,
+} from "../../domain/events";
 
 /**
  * Compile-time check that the browser events' data is the JSON of the proto messages other services decode them as
@@ -12,4 +18,5 @@ export type BrowserEventContract = [
   Assignable<AsProtoJson<BrowserRequested["data"]>, browserPool.BrowserRequested>,
   Assignable<AsProtoJson<BrowserStarted["data"]>, browserPool.BrowserStarted>,
   Assignable<AsProtoJson<BrowserStopped["data"]>, browserPool.BrowserStopped>,
+  Assignable<AsProtoJson<BrowserRecordingSaved["data"]>, browserPool.BrowserRecordingSaved>,
 ];

@@ -30,6 +30,7 @@ export interface BrowsersTable {
   stop_detail: string | null;
   cdp_bytes_in: Generated<string>;
   cdp_bytes_out: Generated<string>;
+  recording_ref: string | null;
 }
 
 export interface BrowserPoolDb {
@@ -50,7 +51,7 @@ export function browsersProjection(name = "browser_pool_browsers"): Projection<B
   return {
     name,
     aggregateType: BROWSER_AGGREGATE,
-    canHandle: ["BrowserRequested", "BrowserStarted", "BrowserStopped"],
+    canHandle: ["BrowserRequested", "BrowserStarted", "BrowserStopped", "BrowserRecordingSaved"],
     async setup(db) {
       await sql`create table if not exists ${sql.table(BROWSERS_TABLE)} (
         id text primary key,
@@ -72,6 +73,8 @@ export function browsersProjection(name = "browser_pool_browsers"): Projection<B
         stop_detail text,
         cdp_bytes_in bigint not null default 0,
         cdp_bytes_out bigint not null default 0)`.execute(db);
+      // Added with recordings; a table made before them gains the column.
+      await sql`alter table ${sql.table(BROWSERS_TABLE)} add column if not exists recording_ref text`.execute(db);
       await sql`create index if not exists browser_pool_browsers_project
         on ${sql.table(BROWSERS_TABLE)} (project_id, requested_at desc, id)`.execute(db);
       await sql`create index if not exists browser_pool_browsers_session
@@ -128,6 +131,13 @@ export function browsersProjection(name = "browser_pool_browsers"): Projection<B
             })
             .where("id", "=", event.aggregateId)
             .where("status", "<>", "stopped")
+            .execute();
+          return;
+        case "BrowserRecordingSaved":
+          await trx
+            .updateTable(BROWSERS_TABLE)
+            .set({ recording_ref: event.data.ref })
+            .where("id", "=", event.aggregateId)
             .execute();
           return;
       }
@@ -223,7 +233,7 @@ function viewFromRow(row: BrowserRow): BrowserView {
     proxyCost: row.proxy_cost_usd ?? "0",
     browserCost: row.browser_cost_usd ?? "0",
     agentSessionId: row.session_id,
-    recordingUrl: null,
+    recordingRef: row.recording_ref,
     metadata: row.metadata,
     stopReason: row.stop_reason,
     settings: row.settings,

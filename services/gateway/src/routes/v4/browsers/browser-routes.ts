@@ -42,7 +42,7 @@ export const createBrowserRoute = (v: Version) =>
         },
         { signal },
       );
-      return { body: toBrowserSessionView(browser) };
+      return { body: toBrowserSessionView(browser, deps.urls.sign) };
     },
   });
 
@@ -63,7 +63,7 @@ export const listBrowsersRoute = (v: Version) =>
       );
       return {
         body: {
-          items: page.items.map(toBrowserSessionView),
+          items: page.items.map((b) => toBrowserSessionView(b, deps.urls.sign)),
           totalItems: page.totalItems,
           pageNumber: query.pageNumber,
           pageSize: query.pageSize,
@@ -78,7 +78,7 @@ export const getBrowserRoute = (v: Version) =>
     path: `/api/${v}/browsers/{id}`,
     auth: "api-key",
     operationId: `getBrowser${suffix(v)}`,
-    summary: "Read one browser",
+    summary: "Read one browser, with its recording as a presigned URL (valid 5 minutes) once it is stored",
     tags,
     request: { params: IdParams },
     responses: { 200: { description: "The browser", schema: BrowserSessionView } },
@@ -88,7 +88,7 @@ export const getBrowserRoute = (v: Version) =>
         { projectId: project.projectId, browserId: params.id },
         { signal },
       );
-      return { body: toBrowserSessionView(browser) };
+      return { body: toBrowserSessionView(browser, deps.urls.sign) };
     },
   });
 
@@ -106,6 +106,6 @@ export const updateBrowserRoute = (v: Version) =>
     async handler({ params, project }, deps) {
       // Not tied to the caller's connection: a stop that has begun is seen through even if the caller hangs up.
       const browser = await deps.browserPool.stopBrowser({ projectId: project.projectId, browserId: params.id });
-      return { body: toBrowserSessionView(browser) };
+      return { body: toBrowserSessionView(browser, deps.urls.sign) };
     },
   });

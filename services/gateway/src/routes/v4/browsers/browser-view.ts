@@ -3,8 +3,8 @@ import type { browserPool } from "@bas/proto";
 const iso = (date: Date | undefined) => (date ?? new Date(0)).toISOString();
 const decimal = (value: string | undefined) => value || "0";
 
-/** The contract's BrowserSessionView of a browser, every field present. */
-export function toBrowserSessionView(b: browserPool.Browser) {
+/** The contract's BrowserSessionView of a browser, every field present; `sign` presigns the recording's blob. */
+export function toBrowserSessionView(b: browserPool.Browser, sign: (ref: string) => string) {
   return {
     id: b.id,
     status: b.status === "stopped" ? "stopped" : "active",
@@ -17,7 +17,7 @@ export function toBrowserSessionView(b: browserPool.Browser) {
     proxyCost: decimal(b.proxyCost),
     browserCost: decimal(b.browserCost),
     agentSessionId: b.agentSessionId ?? null,
-    recordingUrl: b.recordingUrl ?? null,
+    recordingUrl: b.recordingRef ? sign(b.recordingRef) : null,
     metadata: b.metadata ?? {},
   };
 }

@@ -1,0 +1,95 @@
+/**
+ * What recording costs: CPU of a 1280×720 browser that records (`enableRecording`) against one that does not, on a
+ * still page and on a page that changes ten times a second. Counted: the browser's Chromium processes, the ffmpeg
+ * encoding its recording and the browser-pool process (screencast frames pass through it), from /proc, one browser at
+ * a time. Browser-pool and the gateway run as their own processes (`bench/browsers/stack.ts`).
+ * `npx tsx bench/recording-cpu.ts` (BENCH_SECONDS=20).
+ */
+import { readFile } from "node:fs/promises";
+import puppeteer from "puppeteer-core";
+import {
+  findProcessesByArgPrefix,
+  processGroupOf,
+  processesInGroup,
+} from "../services/browser-pool/src/adapters/local/proc-fs";
+import { startBrowserStack } from "./browsers/stack";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+const STILL = `<body style="margin:0;font:48px sans-serif"><h1>A page that does not change</h1></body>`;
+const BUSY = `<body style="margin:0;font:160px sans-serif"><span id="n">0</span>
+<script>let n = 0; setInterval(() => { document.getElementById("n").textContent = ++n; }, 100);</script></body>`;
+
+/** CPU seconds a process has used so far (user + system); 0 when it is gone. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return fields.length > 13 ? (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND : 0;
+}
+
+async function main() {
+  const stack = await startBrowserStack();
+  try {
+    await stack.startPool({ WARM_POOL_SIZE: "0" });
+    const poolPid = stack.poolPid()!;
+
+    /** The processes that work for browser `id`: its Chromium, its recording's ffmpeg, and browser-pool. */
+    async function processesOf(id: string): Promise<Record<string, number[]>> {
+      const [chromium] = await findProcessesByArgPrefix(`--user-data-dir=${stack.dataDir}/${id}`);
+      const group = chromium && (await processGroupOf(chromium.pid));
+      const encoders = await findProcessesByArgPrefix(`${stack.dataDir}/.recordings/${id}`);
+      return {
+        chromium: group ? await processesInGroup(group) : [],
+        ffmpeg: encoders.map((p) => p.pid),
+        pool: [poolPid],
+      };
+    }
+
+    /** CPU (% of one core) of each part and in all. */
+    async function measure(record: boolean, content: string): Promise<Record<string, number>> {
+      const created = await stack.request("POST", "/api/v4/browsers", {
+        browserScreenWidth: 1280,
+        browserScreenHeight: 720,
+        enableRecording: record,
+      });
+      const browser = await puppeteer.connect({ browserWSEndpoint: created.cdpUrl, defaultViewport: null });
+      const [page] = await browser.pages();
+      await page.setContent(content);
+      await browser.disconnect();
+      await new Promise((r) => setTimeout(r, 3_000)); // settled: first paint and recording start are over
+      const parts = Object.entries(await processesOf(created.id));
+      const sample = () =>
+        Promise.all(
+          parts.map(async ([, pids]) => (await Promise.all(pids.map(cpuSeconds))).reduce((a, b) => a + b, 0)),
+        );
+      const before = await sample();
+      await new Promise((r) => setTimeout(r, SECONDS * 1000));
+      const after = await sample();
+      await stack.request("PATCH", `/api/v4/browsers/${created.id}`, { action: "stop" });
+      const used = Object.fromEntries(parts.map(([name], i) => [name, ((after[i] - before[i]) / SECONDS) * 100]));
+      return { ...used, all: Object.values(used).reduce((a, b) => a + b, 0) };
+    }
+    const show = (cpu: Record<string, number>) =>
+      `${cpu.all.toFixed(2)} (Chromium ${cpu.chromium.toFixed(2)}, ffmpeg ${cpu.ffmpeg.toFixed(2)}, pool ${cpu.pool.toFixed(2)})`;
+
+    for (const [name, content] of [
+      ["still page", STILL],
+      ["page changing 10×/s", BUSY],
+    ] as const) {
+      const plain = await measure(false, content);
+      const recorded = await measure(true, content);
+      console.log(`${name}, CPU in % of one core:`);
+      console.log(`  not recorded ${show(plain)}`);
+      console.log(`  recorded     ${show(recorded)}`);
+      console.log(`  ratio ${(recorded.all / Math.max(plain.all, 0.01)).toFixed(2)}x`);
+    }
+  } finally {
+    await stack.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
