@@ -58,6 +58,7 @@ export const BROWSER_EVENT_TYPES = [
   "BrowserStarted",
   "BrowserStopped",
   "BrowserRecordingSaved",
+  "BrowserFileDownloaded",
 ] as const;
 export type BrowserEventType = (typeof BROWSER_EVENT_TYPES)[number];
 

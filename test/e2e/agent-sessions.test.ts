@@ -414,3 +414,37 @@ test("enableRecording: once the session ended, its read carries the recording of
   const listed = await stack.request("GET", "/api/v3/sessions?page_size=100");
   expect(listed.body.sessions.find((s: { id: string }) => s.id === id).recordingUrls).toEqual([]);
 }, 90_000);
+
+test("a download the agent causes is told in its step and kept with the session's browser", async () => {
+  const { llm, sites } = stack;
+  llm.script("gpt-4.1-mini", [
+    toolCallReply("go_to_url", { url: `${sites.url}/shop/cart` }),
+    (req) => toolCallReply("click", { index: indexOf(req, /Download the cart as CSV/) }),
+    toolCallReply("done", { text: "exported the cart", success: true }),
+  ]);
+  const created = await stack.request("POST", "/api/v3/sessions", {
+    task: "Export the cart",
+    model: "gpt-4.1-mini",
+    keepAlive: true,
+  });
+  expect(created.status).toBe(200);
+  const id = created.body.id;
+  await until(async () => (await stack.request("GET", `/api/v3/sessions/${id}`)).body.status === "idle", 60_000);
+  const messages = await stack.request("GET", `/api/v3/sessions/${id}/messages?limit=100`);
+  const results = (messages.body.messages as Array<{ type: string; data: string }>).filter(
+    (m) => m.type === "browser_action_result",
+  );
+  expect(results.some((m) => m.data.includes('The page started downloading "cart.csv"'))).toBe(true);
+
+  // The session's browser lists the file, and its URL gives the CSV the shop made.
+  const browsers = await stack.request("GET", "/api/v4/browsers?pageSize=100");
+  const browser = browsers.body.items.find((b: { agentSessionId: string | null }) => b.agentSessionId === id);
+  let files: Array<{ path: string; url: string }> = [];
+  await until(async () => {
+    files = (await stack.request("GET", `/api/v4/browsers/${browser.id}/downloads?includeUrls=true`)).body.files;
+    return files.length === 1;
+  });
+  expect(files[0].path).toBe("cart.csv");
+  expect(await (await fetch(files[0].url)).text()).toMatch(/^product,quantity,subtotal\n/);
+  await stack.request("POST", `/api/v3/sessions/${id}/stop`, { strategy: "session" });
+}, 90_000);

@@ -95,6 +95,8 @@ const browserPoolEnv = {
 
   /** The encoder of recordings (enableRecording): a path, or a name on PATH. Without it, recording is refused. */
   FFMPEG_PATH: z.string().default("ffmpeg"),
+  /** The largest file a browser's download may be to be kept (larger ones are dropped). */
+  MAX_DOWNLOAD_MB: z.coerce.number().positive().default(100),
 
   // Kubernetes driver
   K8S_NAMESPACE: z.string().default("default"),

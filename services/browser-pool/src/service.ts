@@ -27,6 +27,8 @@ import { type BrowserPoolDb, browsersProjection, createBrowserReadModel } from "
 import { createUsageStore, usageMigrations } from "./adapters/pg/usage-store";
 import { createLauncher } from "./adapters/browser-launcher";
 import { createFfmpegRecorder } from "./adapters/recording/ffmpeg-recorder";
+import { createDownloadWatcher } from "./adapters/downloads/download-watcher";
+import { createDownloadStore } from "./adapters/downloads/store-download";
 import { createBrowserPool } from "./app/browser-pool";
 import { createLaunchHealth } from "./app/launch-health";
 import { recoverBrowsers } from "./app/recovery";
@@ -207,6 +209,8 @@ export function startBrowserPoolService(
       recorder,
       storeRecording: (id, video) =>
         blobs.put(createReadStream(video.file), { contentType: "video/mp4", ref: recordingRefFor(id) }),
+      downloads: createDownloadWatcher(log),
+      storeDownload: createDownloadStore(blobs, config.MAX_DOWNLOAD_MB * 1024 * 1024),
       settle: (sequence) =>
         browsersRunner.waitFor(sequence, 5_000).catch((err) => log.warn({ err, sequence }, "read model lags behind")),
       timeoutSweepMs: deps.timeoutSweepMs,

@@ -26,6 +26,30 @@ export const protobufPackage = "bas.v1";
 
 export const protobufFileName = "bas/v1/browser_pool.proto";
 
+export interface ListDownloadsRequest {
+  projectId: string;
+  browserId: string;
+  /** 1..100; 0 means 50. */
+  limit: number;
+  /** From the previous page's next_cursor; absent for the first page. */
+  cursor?: string | undefined;
+}
+
+export interface ListDownloadsResponse {
+  items: Download[];
+  nextCursor?: string | undefined;
+  hasMore: boolean;
+}
+
+export interface Download {
+  /** The file's name as the page offered it (no folders). */
+  fileName: string;
+  size: number;
+  /** Blob reference of the file; the gateway signs it into a URL. */
+  ref: string;
+  downloadedAt: Date | undefined;
+}
+
 export interface CreateBrowserRequest {
   projectId: string;
   settings:
@@ -192,6 +216,377 @@ export interface BrowserRecordingSaved {
   durationMs: number;
   bytes: number;
 }
+
+/** A file the browser downloaded was stored in the blob store. */
+export interface BrowserFileDownloaded {
+  /** Chromium's id of the download. */
+  guid: string;
+  /** The name the page offered (no folders). */
+  fileName: string;
+  /** Where it came from. */
+  url: string;
+  size: number;
+  ref: string;
+}
+
+function createBaseListDownloadsRequest(): ListDownloadsRequest {
+  return { projectId: "", browserId: "", limit: 0, cursor: undefined };
+}
+
+export const ListDownloadsRequest: MessageFns<ListDownloadsRequest> = {
+  encode(message: ListDownloadsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    if (message.browserId !== "") {
+      writer.uint32(18).string(message.browserId);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(24).int32(message.limit);
+    }
+    if (message.cursor !== undefined) {
+      writer.uint32(34).string(message.cursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListDownloadsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListDownloadsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.browserId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.cursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListDownloadsRequest {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      browserId: isSet(object.browserId)
+        ? globalThis.String(object.browserId)
+        : isSet(object.browser_id)
+        ? globalThis.String(object.browser_id)
+        : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : undefined,
+    };
+  },
+
+  toJSON(message: ListDownloadsRequest): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.browserId !== "") {
+      obj.browserId = message.browserId;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.cursor !== undefined) {
+      obj.cursor = message.cursor;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListDownloadsRequest>, I>>(base?: I): ListDownloadsRequest {
+    return ListDownloadsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListDownloadsRequest>, I>>(object: I): ListDownloadsRequest {
+    const message = createBaseListDownloadsRequest();
+    message.projectId = object.projectId ?? "";
+    message.browserId = object.browserId ?? "";
+    message.limit = object.limit ?? 0;
+    message.cursor = object.cursor ?? undefined;
+    return message;
+  },
+};
+
+function createBaseListDownloadsResponse(): ListDownloadsResponse {
+  return { items: [], nextCursor: undefined, hasMore: false };
+}
+
+export const ListDownloadsResponse: MessageFns<ListDownloadsResponse> = {
+  encode(message: ListDownloadsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      Download.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextCursor !== undefined) {
+      writer.uint32(18).string(message.nextCursor);
+    }
+    if (message.hasMore !== false) {
+      writer.uint32(24).bool(message.hasMore);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListDownloadsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListDownloadsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(Download.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextCursor = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.hasMore = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListDownloadsResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Download.fromJSON(e)) : [],
+      nextCursor: isSet(object.nextCursor)
+        ? globalThis.String(object.nextCursor)
+        : isSet(object.next_cursor)
+        ? globalThis.String(object.next_cursor)
+        : undefined,
+      hasMore: isSet(object.hasMore)
+        ? globalThis.Boolean(object.hasMore)
+        : isSet(object.has_more)
+        ? globalThis.Boolean(object.has_more)
+        : false,
+    };
+  },
+
+  toJSON(message: ListDownloadsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Download.toJSON(e));
+    }
+    if (message.nextCursor !== undefined) {
+      obj.nextCursor = message.nextCursor;
+    }
+    if (message.hasMore !== false) {
+      obj.hasMore = message.hasMore;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListDownloadsResponse>, I>>(base?: I): ListDownloadsResponse {
+    return ListDownloadsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListDownloadsResponse>, I>>(object: I): ListDownloadsResponse {
+    const message = createBaseListDownloadsResponse();
+    message.items = object.items?.map((e) => Download.fromPartial(e)) || [];
+    message.nextCursor = object.nextCursor ?? undefined;
+    message.hasMore = object.hasMore ?? false;
+    return message;
+  },
+};
+
+function createBaseDownload(): Download {
+  return { fileName: "", size: 0, ref: "", downloadedAt: undefined };
+}
+
+export const Download: MessageFns<Download> = {
+  encode(message: Download, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.fileName !== "") {
+      writer.uint32(10).string(message.fileName);
+    }
+    if (message.size !== 0) {
+      writer.uint32(16).int64(message.size);
+    }
+    if (message.ref !== "") {
+      writer.uint32(26).string(message.ref);
+    }
+    if (message.downloadedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.downloadedAt), writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Download {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDownload();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.fileName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.size = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.ref = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.downloadedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Download {
+    return {
+      fileName: isSet(object.fileName)
+        ? globalThis.String(object.fileName)
+        : isSet(object.file_name)
+        ? globalThis.String(object.file_name)
+        : "",
+      size: isSet(object.size) ? globalThis.Number(object.size) : 0,
+      ref: isSet(object.ref) ? globalThis.String(object.ref) : "",
+      downloadedAt: isSet(object.downloadedAt)
+        ? fromJsonTimestamp(object.downloadedAt)
+        : isSet(object.downloaded_at)
+        ? fromJsonTimestamp(object.downloaded_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: Download): unknown {
+    const obj: any = {};
+    if (message.fileName !== "") {
+      obj.fileName = message.fileName;
+    }
+    if (message.size !== 0) {
+      obj.size = Math.round(message.size);
+    }
+    if (message.ref !== "") {
+      obj.ref = message.ref;
+    }
+    if (message.downloadedAt !== undefined) {
+      obj.downloadedAt = message.downloadedAt.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Download>, I>>(base?: I): Download {
+    return Download.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Download>, I>>(object: I): Download {
+    const message = createBaseDownload();
+    message.fileName = object.fileName ?? "";
+    message.size = object.size ?? 0;
+    message.ref = object.ref ?? "";
+    message.downloadedAt = object.downloadedAt ?? undefined;
+    return message;
+  },
+};
 
 function createBaseCreateBrowserRequest(): CreateBrowserRequest {
   return { projectId: "", settings: undefined, timeoutMinutes: 0, metadata: {} };
@@ -2719,6 +3114,143 @@ export const BrowserRecordingSaved: MessageFns<BrowserRecordingSaved> = {
   },
 };
 
+function createBaseBrowserFileDownloaded(): BrowserFileDownloaded {
+  return { guid: "", fileName: "", url: "", size: 0, ref: "" };
+}
+
+export const BrowserFileDownloaded: MessageFns<BrowserFileDownloaded> = {
+  encode(message: BrowserFileDownloaded, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.guid !== "") {
+      writer.uint32(10).string(message.guid);
+    }
+    if (message.fileName !== "") {
+      writer.uint32(18).string(message.fileName);
+    }
+    if (message.url !== "") {
+      writer.uint32(26).string(message.url);
+    }
+    if (message.size !== 0) {
+      writer.uint32(32).int64(message.size);
+    }
+    if (message.ref !== "") {
+      writer.uint32(42).string(message.ref);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BrowserFileDownloaded {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBrowserFileDownloaded();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.guid = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fileName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.size = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.ref = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BrowserFileDownloaded {
+    return {
+      guid: isSet(object.guid) ? globalThis.String(object.guid) : "",
+      fileName: isSet(object.fileName)
+        ? globalThis.String(object.fileName)
+        : isSet(object.file_name)
+        ? globalThis.String(object.file_name)
+        : "",
+      url: isSet(object.url) ? globalThis.String(object.url) : "",
+      size: isSet(object.size) ? globalThis.Number(object.size) : 0,
+      ref: isSet(object.ref) ? globalThis.String(object.ref) : "",
+    };
+  },
+
+  toJSON(message: BrowserFileDownloaded): unknown {
+    const obj: any = {};
+    if (message.guid !== "") {
+      obj.guid = message.guid;
+    }
+    if (message.fileName !== "") {
+      obj.fileName = message.fileName;
+    }
+    if (message.url !== "") {
+      obj.url = message.url;
+    }
+    if (message.size !== 0) {
+      obj.size = Math.round(message.size);
+    }
+    if (message.ref !== "") {
+      obj.ref = message.ref;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BrowserFileDownloaded>, I>>(base?: I): BrowserFileDownloaded {
+    return BrowserFileDownloaded.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BrowserFileDownloaded>, I>>(object: I): BrowserFileDownloaded {
+    const message = createBaseBrowserFileDownloaded();
+    message.guid = object.guid ?? "";
+    message.fileName = object.fileName ?? "";
+    message.url = object.url ?? "";
+    message.size = object.size ?? 0;
+    message.ref = object.ref ?? "";
+    return message;
+  },
+};
+
 /** Chromium browsers: created directly by callers (v4 /browsers) or acquired by the runner for a session. */
 export type BrowserPoolService = typeof BrowserPoolService;
 export const BrowserPoolService = {
@@ -2810,6 +3342,17 @@ export const BrowserPoolService = {
     responseSerialize: (value: LaunchHealth): Buffer => Buffer.from(LaunchHealth.encode(value).finish()),
     responseDeserialize: (value: Buffer): LaunchHealth => LaunchHealth.decode(value),
   },
+  /** The files a browser downloaded, oldest first, a page at a time; NOT_FOUND for another project's browser. */
+  listDownloads: {
+    path: "/bas.v1.BrowserPool/ListDownloads" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListDownloadsRequest): Buffer => Buffer.from(ListDownloadsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListDownloadsRequest => ListDownloadsRequest.decode(value),
+    responseSerialize: (value: ListDownloadsResponse): Buffer =>
+      Buffer.from(ListDownloadsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListDownloadsResponse => ListDownloadsResponse.decode(value),
+  },
 } as const;
 
 export interface BrowserPoolServer extends UntypedServiceImplementation {
@@ -2832,6 +3375,8 @@ export interface BrowserPoolServer extends UntypedServiceImplementation {
    * from what the node knows (the browser program is there, how the last launches went), never by launching one.
    */
   getLaunchHealth: handleUnaryCall<GetLaunchHealthRequest, LaunchHealth>;
+  /** The files a browser downloaded, oldest first, a page at a time; NOT_FOUND for another project's browser. */
+  listDownloads: handleUnaryCall<ListDownloadsRequest, ListDownloadsResponse>;
 }
 
 export interface BrowserPoolClient extends Client {
@@ -2965,6 +3510,22 @@ export interface BrowserPoolClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: LaunchHealth) => void,
+  ): ClientUnaryCall;
+  /** The files a browser downloaded, oldest first, a page at a time; NOT_FOUND for another project's browser. */
+  listDownloads(
+    request: ListDownloadsRequest,
+    callback: (error: ServiceError | null, response: ListDownloadsResponse) => void,
+  ): ClientUnaryCall;
+  listDownloads(
+    request: ListDownloadsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListDownloadsResponse) => void,
+  ): ClientUnaryCall;
+  listDownloads(
+    request: ListDownloadsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListDownloadsResponse) => void,
   ): ClientUnaryCall;
 }
 

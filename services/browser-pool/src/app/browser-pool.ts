@@ -1,7 +1,8 @@
 import { type EventStore, handleCommand, type Handled } from "@bas/event-store";
 import { NotFoundError } from "@bas/errors";
 import { cdpUrlFor, newCdpSecret } from "../domain/cdp-route";
-import { type BrowserCommand, browserDecider, type BrowserState } from "../domain/decider";
+import { type BrowserCommand, browserDecider, type BrowserState, MAX_DOWNLOADS_PER_BROWSER } from "../domain/decider";
+import { keptSourceUrl, safeFileName } from "../domain/download";
 import { BROWSER_AGGREGATE, type BrowserEvent, type StopReason } from "../domain/events";
 import type { BrowserLimits } from "../domain/browser-limits";
 import {
@@ -19,8 +20,11 @@ import type {
   CdpEndpoints,
   Launched,
   Launcher,
+  DownloadedFile,
+  DownloadWatcher,
   ScreenRecorder,
   ScreenRecording,
+  StoreDownload,
   StoreRecording,
   UsageStore,
 } from "./ports";
@@ -48,6 +52,8 @@ export interface BrowserPoolDeps {
   usageStore: UsageStore;
   recorder: ScreenRecorder;
   storeRecording: StoreRecording;
+  downloads: DownloadWatcher;
+  storeDownload: StoreDownload;
   /** Waits until the read model has applied the event at `sequence`, so a read right after a write sees it. */
   settle(sequence: number): Promise<void>;
   /** How often browser timeouts are checked (default 1 s). */
@@ -131,7 +137,36 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       launched,
       marks: { browserMs: 0, proxyBytes: 0 },
       recording: recordingOf(id, launched, state.settings),
+      downloads: deps.downloads.watch(id, launched, (file) => keepDownload(id, file)),
     });
+  }
+
+  /** Downloads kept per browser on this node: more than a browser may keep are not even stored. */
+  const downloadsKept = new Map<string, number>();
+
+  /** Stores a file a browser downloaded and records it; one that cannot be kept is logged and dropped. */
+  function keepDownload(id: string, file: DownloadedFile) {
+    const count = downloadsKept.get(id) ?? 0;
+    if (count >= MAX_DOWNLOADS_PER_BROWSER) {
+      // The file stays in the browser's profile, which goes with the browser.
+      log.warn({ browserId: id }, `a browser keeps at most ${MAX_DOWNLOADS_PER_BROWSER} downloads`);
+      return;
+    }
+    downloadsKept.set(id, count + 1);
+    const kept = (async () => {
+      const { ref, size } = await deps.storeDownload(id, file);
+      const download = {
+        guid: file.guid,
+        fileName: safeFileName(file.fileName),
+        url: keptSourceUrl(file.url),
+        size,
+        ref,
+      };
+      await decide(id, { type: "RecordDownload", download });
+    })()
+      .catch((err) => log.warn({ err, browserId: id, guid: file.guid }, "a download could not be kept"))
+      .finally(() => retiring.delete(kept));
+    retiring.add(kept);
   }
 
   const recordingOf = (id: string, launched: Launched, settings: BrowserSettings) =>
@@ -264,6 +299,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
   function tearDown(id: string, finishedAt: Date, after?: Promise<unknown>) {
     const detached = live.detach(id);
     if (!detached) return;
+    downloadsKept.delete(id);
     // The recording ends at the stop; only the browser's tear-down waits for the answer.
     const recorded = detached.recording && keepRecording(id, detached.recording);
     const done = Promise.resolve(after)
@@ -315,6 +351,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         marks: await deps.usageStore.marks(row.id),
         // What was recorded before the restart is lost; the recording goes on from here.
         recording: recordingOf(row.id, launched, row.settings),
+        downloads: deps.downloads.watch(row.id, launched, (file) => keepDownload(row.id, file)),
       });
     },
 

@@ -14,6 +14,8 @@ export interface LiveBrowserInit {
   marks: UsageMarks;
   /** Set when the browser is recorded. */
   recording?: ScreenRecording;
+  /** Set when the browser's downloads are kept. */
+  downloads?: { close(): void };
 }
 
 export interface LiveBrowser extends LiveBrowserInit {
@@ -121,6 +123,7 @@ export function createLiveBrowsers(deps: LiveBrowsersDeps) {
     },
     /** Ends a detached browser: the last usage report, then the processes and the proxy. */
     async retire(entry: LiveBrowser, finishedAt: Date): Promise<void> {
+      entry.downloads?.close();
       // The proxy closes only after the last report has read its byte count.
       const usage = deps.usage.finish(entry.id, finishedAt).finally(() => entry.launched.dispose());
       await Promise.allSettled([entry.launched.running.kill(), usage]);

@@ -34,6 +34,23 @@ export interface BrowserReadModel {
   liveOnNode(nodeId: string): Promise<BrowserRecord[]>;
   /** The newest browser of a session, whatever its status, with its CDP secret. */
   latestForSession(sessionId: string): Promise<{ view: BrowserView; cdpSecret: string } | undefined>;
+  /** A page of a browser's downloads, oldest first; `after` is a `nextCursor` this list gave. */
+  downloads(browserId: string, page: { limit: number; after: string | undefined }): Promise<DownloadPage>;
+}
+
+/** A file a browser downloaded, as the read model keeps it. */
+export interface DownloadRecord {
+  fileName: string;
+  size: number;
+  /** Blob reference of the file. */
+  ref: string;
+  downloadedAt: Date;
+}
+
+export interface DownloadPage {
+  items: DownloadRecord[];
+  /** Null on the last page. */
+  nextCursor: string | null;
 }
 
 /** A browser as the CDP proxy serves it. */
@@ -144,3 +161,23 @@ export interface ScreenRecorder {
 
 /** Where finished recordings are kept (the blob store); answers the reference. */
 export type StoreRecording = (browserId: string, video: RecordedVideo) => Promise<string>;
+
+/** A file a browser finished downloading, still where the browser saved it. */
+export interface DownloadedFile {
+  /** Chromium's id of the download (a UUID). */
+  guid: string;
+  /** The name the page offered. */
+  fileName: string;
+  url: string;
+  /** Where the browser saved it, on this node. */
+  path: string;
+}
+
+/** Notices what browsers download. */
+export interface DownloadWatcher {
+  /** Starts watching a browser; undefined where its files cannot be reached (a pod). */
+  watch(id: string, launched: Launched, onFile: (file: DownloadedFile) => void): { close(): void } | undefined;
+}
+
+/** Moves a downloaded file into the blob store; answers its reference and size. */
+export type StoreDownload = (browserId: string, file: DownloadedFile) => Promise<{ ref: string; size: number }>;

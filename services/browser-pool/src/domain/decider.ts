@@ -1,8 +1,14 @@
 import type { Decider } from "@bas/event-store";
-import { IllegalStateError, NotFoundError } from "@bas/errors";
-import type { BrowserEvent, BrowserHandle, BrowserRequested, StopReason } from "./events";
+import { IllegalStateError, LimitExceededError, NotFoundError } from "@bas/errors";
+import type { BrowserEvent, BrowserFileDownloaded, BrowserHandle, BrowserRequested, StopReason } from "./events";
 
-type Request = BrowserRequested["data"];
+type Request = BrowserRequested["data"] & {
+  /** Ids of the downloads kept so far. */
+  downloads: string[];
+};
+
+/** A browser keeps at most this many downloads; later ones are not kept (a page must not fill the store). */
+export const MAX_DOWNLOADS_PER_BROWSER = 100;
 
 export type BrowserState =
   | { status: "none" }
@@ -22,7 +28,7 @@ export type BrowserState =
 export type BrowserCommand =
   | {
       type: "RequestBrowser";
-      request: Request;
+      request: BrowserRequested["data"];
       /** Set when a warm browser is handed out: it is already running, so it starts at once. */
       launched?: { handle: BrowserHandle };
     }
@@ -36,7 +42,8 @@ export type BrowserCommand =
       /** When a caller stops it: the caller's project; another project's browser is as absent as a missing one. */
       projectId?: string;
     }
-  | { type: "SaveRecording"; ref: string; durationMs: number; bytes: number };
+  | { type: "SaveRecording"; ref: string; durationMs: number; bytes: number }
+  | { type: "RecordDownload"; download: BrowserFileDownloaded["data"] };
 
 export const browserDecider: Decider<BrowserCommand, BrowserEvent, BrowserState> = {
   initialState: () => ({ status: "none" }),
@@ -44,7 +51,7 @@ export const browserDecider: Decider<BrowserCommand, BrowserEvent, BrowserState>
   evolve(state, event) {
     switch (event.type) {
       case "BrowserRequested":
-        return { status: "requested", requestedAt: event.occurredAt, ...event.data };
+        return { status: "requested", requestedAt: event.occurredAt, ...event.data, downloads: [] };
       case "BrowserStarted":
         if (state.status !== "requested") return state;
         return { ...state, status: "active", startedAt: event.occurredAt, handle: event.data.handle };
@@ -62,6 +69,9 @@ export const browserDecider: Decider<BrowserCommand, BrowserEvent, BrowserState>
       case "BrowserRecordingSaved":
         if (state.status !== "stopped") return state;
         return { ...state, recordingRef: event.data.ref };
+      case "BrowserFileDownloaded":
+        if (state.status === "none") return state;
+        return { ...state, downloads: [...state.downloads, event.data.guid] };
     }
   },
 
@@ -117,6 +127,13 @@ export const browserDecider: Decider<BrowserCommand, BrowserEvent, BrowserState>
             },
           },
         ];
+      case "RecordDownload":
+        if (state.status === "none") throw new NotFoundError("Browser not found");
+        if (state.downloads.includes(command.download.guid)) return [];
+        if (state.downloads.length >= MAX_DOWNLOADS_PER_BROWSER) {
+          throw new LimitExceededError(`a browser keeps at most ${MAX_DOWNLOADS_PER_BROWSER} downloads`);
+        }
+        return [{ type: "BrowserFileDownloaded", data: command.download }];
       default: {
         const unknown: never = command;
         throw new Error(`unknown command ${JSON.stringify(unknown)}`);

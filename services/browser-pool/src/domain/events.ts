@@ -84,4 +84,24 @@ export type BrowserRecordingSaved = DomainEvent<
   }
 >;
 
-export type BrowserEvent = BrowserRequested | BrowserStarted | BrowserStopped | BrowserRecordingSaved;
+/** A file the browser downloaded was stored. */
+export type BrowserFileDownloaded = DomainEvent<
+  "BrowserFileDownloaded",
+  {
+    /** Chromium's id of the download. */
+    guid: string;
+    /** The name the page offered, without folders. */
+    fileName: string;
+    url: string;
+    size: number;
+    /** Blob reference of the file. */
+    ref: string;
+  }
+>;
+
+export type BrowserEvent =
+  | BrowserRequested
+  | BrowserStarted
+  | BrowserStopped
+  | BrowserRecordingSaved
+  | BrowserFileDownloaded;

@@ -55,7 +55,9 @@ function describe(issue: Issue, part: RequestPart, atRoot: boolean): { type: str
         case "string":
           return { type: "string_type", msg: "Input should be a valid string" };
         case "boolean":
-          return { type: "bool_type", msg: "Input should be a valid boolean" };
+          return part !== "body"
+            ? { type: "bool_parsing", msg: "Input should be a valid boolean, unable to interpret input" }
+            : { type: "bool_type", msg: "Input should be a valid boolean" };
         case "object":
         case "record":
           return atRoot

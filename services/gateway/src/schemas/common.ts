@@ -35,6 +35,16 @@ export function queryInt(options: { min: number; max?: number; default: number; 
   );
 }
 
+const BOOLEAN_TEXT: Record<string, boolean> = { true: true, false: false, "1": true, "0": false, yes: true, no: false };
+
+/** A boolean query parameter: `true`/`false` (also `1`/`0`, `yes`/`no`); other text is a 422 (`bool_parsing`). */
+export function queryBool(options: { default: boolean; description: string }) {
+  return z.preprocess(
+    (v) => (typeof v === "string" && v.toLowerCase() in BOOLEAN_TEXT ? BOOLEAN_TEXT[v.toLowerCase()] : v),
+    z.boolean().default(options.default).describe(options.description),
+  );
+}
+
 /** A timestamp as the API writes it: ISO-8601 UTC. */
 export const DateTime = z.string().meta({ format: "date-time" });
 

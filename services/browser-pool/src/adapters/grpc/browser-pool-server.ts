@@ -10,6 +10,7 @@ import type { BrowserView } from "../../domain/browser-view";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_PAGE_SIZE = 100;
+const DEFAULT_DOWNLOADS_PAGE = 50;
 
 export function toProtoBrowser(view: BrowserView): browserPool.Browser {
   return {
@@ -63,7 +64,7 @@ function browserIdOf(value: string): string {
 export interface BrowserPoolServerDeps {
   pool: BrowserPool;
   sessions: SessionBrowsers;
-  readModel: Pick<BrowserReadModel, "find" | "list">;
+  readModel: Pick<BrowserReadModel, "find" | "list" | "downloads">;
   /** Whether this node can launch browsers (for the gateway's /healthz); never launches one. */
   launchHealth: () => LaunchHealthReport;
   log?: HandlerLog;
@@ -132,6 +133,28 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
         pool.capacity(required(req.projectId, "project_id")),
       getLaunchHealth: async (_req: browserPool.GetLaunchHealthRequest): Promise<browserPool.LaunchHealth> =>
         deps.launchHealth(),
+      listDownloads: async (req: browserPool.ListDownloadsRequest): Promise<browserPool.ListDownloadsResponse> => {
+        const limit = req.limit || DEFAULT_DOWNLOADS_PAGE;
+        if (limit < 1 || limit > MAX_PAGE_SIZE) {
+          throw new InvalidArgumentError(`limit must be from 1 to ${MAX_PAGE_SIZE}`, { field: ["query", "limit"] });
+        }
+        const after = req.cursor || undefined;
+        if (after !== undefined && !/^\d{1,18}$/.test(after)) {
+          throw new InvalidArgumentError("cursor is not one this list gave (use nextCursor)", {
+            field: ["query", "cursor"],
+          });
+        }
+        const browserId = browserIdOf(req.browserId);
+        if (!(await readModel.find(required(req.projectId, "project_id"), browserId))) {
+          throw new NotFoundError("Browser not found");
+        }
+        const page = await readModel.downloads(browserId, { limit, after });
+        return {
+          items: page.items,
+          nextCursor: page.nextCursor ?? undefined,
+          hasMore: page.nextCursor !== null,
+        };
+      },
     },
     deps.log,
   );

@@ -1,6 +1,7 @@
 import type { AsProtoJson, Assignable, BrowserEventType, browserPool } from "@bas/proto";
 import type {
   BrowserEvent,
+  BrowserFileDownloaded,
   BrowserRecordingSaved,
   BrowserRequested,
   BrowserStarted,
@@ -19,4 +20,5 @@ export type BrowserEventContract = [
   Assignable<AsProtoJson<BrowserStarted["data"]>, browserPool.BrowserStarted>,
   Assignable<AsProtoJson<BrowserStopped["data"]>, browserPool.BrowserStopped>,
   Assignable<AsProtoJson<BrowserRecordingSaved["data"]>, browserPool.BrowserRecordingSaved>,
+  Assignable<AsProtoJson<BrowserFileDownloaded["data"]>, browserPool.BrowserFileDownloaded>,
 ];

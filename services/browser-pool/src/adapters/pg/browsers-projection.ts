@@ -6,6 +6,7 @@ import type { BrowserView } from "../../domain/browser-view";
 import { liveUrlFor } from "../../domain/cdp-route";
 import type { BrowserReadModel, BrowserRecord } from "../../app/ports";
 import { COSTS_TABLE, type CostsTable } from "./browser-costs-projection";
+import { createDownloadsTable, DOWNLOADS_TABLE, insertDownload, listDownloads } from "./downloads-table";
 
 export const BROWSERS_TABLE = "browser_pool_browsers";
 
@@ -51,7 +52,13 @@ export function browsersProjection(name = "browser_pool_browsers"): Projection<B
   return {
     name,
     aggregateType: BROWSER_AGGREGATE,
-    canHandle: ["BrowserRequested", "BrowserStarted", "BrowserStopped", "BrowserRecordingSaved"],
+    canHandle: [
+      "BrowserRequested",
+      "BrowserStarted",
+      "BrowserStopped",
+      "BrowserRecordingSaved",
+      "BrowserFileDownloaded",
+    ],
     async setup(db) {
       await sql`create table if not exists ${sql.table(BROWSERS_TABLE)} (
         id text primary key,
@@ -75,6 +82,7 @@ export function browsersProjection(name = "browser_pool_browsers"): Projection<B
         cdp_bytes_out bigint not null default 0)`.execute(db);
       // Added with recordings; a table made before them gains the column.
       await sql`alter table ${sql.table(BROWSERS_TABLE)} add column if not exists recording_ref text`.execute(db);
+      await createDownloadsTable(db);
       await sql`create index if not exists browser_pool_browsers_project
         on ${sql.table(BROWSERS_TABLE)} (project_id, requested_at desc, id)`.execute(db);
       await sql`create index if not exists browser_pool_browsers_session
@@ -84,6 +92,7 @@ export function browsersProjection(name = "browser_pool_browsers"): Projection<B
     },
     async teardown(db) {
       await sql`drop table if exists ${sql.table(BROWSERS_TABLE)}`.execute(db);
+      await sql`drop table if exists ${sql.table(DOWNLOADS_TABLE)}`.execute(db);
     },
     async apply(trx, event: StoredEvent<BrowserEvent>) {
       const at = new Date(event.occurredAt);
@@ -139,6 +148,9 @@ export function browsersProjection(name = "browser_pool_browsers"): Projection<B
             .set({ recording_ref: event.data.ref })
             .where("id", "=", event.aggregateId)
             .execute();
+          return;
+        case "BrowserFileDownloaded":
+          await insertDownload(trx, event);
           return;
       }
     },
@@ -274,5 +286,6 @@ export function createBrowserReadModel(db: Kysely<BrowserPoolDb>): BrowserReadMo
       const row = await latestForSession(db, sessionId);
       return row && { view: viewFromRow(row), cdpSecret: row.cdp_secret };
     },
+    downloads: (browserId, page) => listDownloads(db, browserId, page),
   };
 }

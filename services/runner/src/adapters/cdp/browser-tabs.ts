@@ -2,6 +2,7 @@ import type { Browser, Frame, Page, Target } from "puppeteer-core";
 import type { TabInfo } from "../../domain/page-state";
 import type { TabIds } from "./observe-frames";
 import { type PageActivity, trackPageActivity } from "./page-activity";
+import { type PageDownloads, watchPageDownloads } from "./page-downloads";
 
 /**
  * Marks elements that get click listeners, so the serializer can list them as interactive; and counts the page's
@@ -31,6 +32,7 @@ export interface Tab {
   id: number;
   page: Page;
   activity: PageActivity;
+  downloads: PageDownloads;
   ids: TabIds;
   /** From the last observation: which frame each element index lives in. */
   elementFrames: Map<number, Frame>;
@@ -74,6 +76,7 @@ export class BrowserTabs {
       id: this.nextTabId++,
       page,
       activity: trackPageActivity(page),
+      downloads: watchPageDownloads(page),
       ids: { nextId: 1 },
       elementFrames: new Map(),
     };
@@ -86,6 +89,7 @@ export class BrowserTabs {
 
   private forget(id: number) {
     this.tabs.get(id)?.activity.dispose();
+    this.tabs.get(id)?.downloads.dispose();
     this.tabs.delete(id);
     if (this.activeId === id) this.activeId = [...this.tabs.keys()].at(-1) ?? 0;
   }
@@ -163,6 +167,9 @@ export class BrowserTabs {
 
   detach(): void {
     this.browser.off("targetcreated", this.onTarget);
-    for (const tab of this.tabs.values()) tab.activity.dispose();
+    for (const tab of this.tabs.values()) {
+      tab.activity.dispose();
+      tab.downloads.dispose();
+    }
   }
 }

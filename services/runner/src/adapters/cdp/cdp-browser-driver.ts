@@ -117,6 +117,13 @@ export class CdpBrowserDriver implements BrowserDriver {
     } else if (this.tabs.active.page.url() !== url || this.tabs.active.id !== tab.id) {
       result.pageChanged = true;
     }
+    // A download the page started, in this tab or in one it opened (a download that comes later is told next step).
+    const current = this.tabs.active;
+    const downloads = [...tab.downloads.take(), ...(current !== tab ? current.downloads.take() : [])];
+    if (downloads.length > 0) {
+      const names = downloads.map((name) => JSON.stringify(name)).join(", ");
+      result.result += ` The page started downloading ${names}; the browser's downloads keep the file${downloads.length > 1 ? "s" : ""}.`;
+    }
     if (result.trace) {
       result.trace.url = url;
       result.trace.tabId = action.name === "open_tab" ? this.tabs.activeTabId : tab.id;

@@ -1,6 +1,8 @@
 import { defineRoute } from "../../../http/route";
 import { IdParams } from "../../../schemas/common";
 import {
+  BrowserDownloadList,
+  BrowserDownloadsQuery,
   BrowserListQuery,
   BrowserSessionList,
   BrowserSessionView,
@@ -107,5 +109,36 @@ export const updateBrowserRoute = (v: Version) =>
       // Not tied to the caller's connection: a stop that has begun is seen through even if the caller hangs up.
       const browser = await deps.browserPool.stopBrowser({ projectId: project.projectId, browserId: params.id });
       return { body: toBrowserSessionView(browser, deps.urls.sign) };
+    },
+  });
+
+export const listDownloadsRoute = (v: Version) =>
+  defineRoute({
+    method: "get",
+    path: `/api/${v}/browsers/{id}/downloads`,
+    auth: "api-key",
+    operationId: `listBrowserDownloads${suffix(v)}`,
+    summary: "The files the browser downloaded, oldest first",
+    tags,
+    request: { params: IdParams, query: BrowserDownloadsQuery },
+    responses: { 200: { description: "One page of downloaded files", schema: BrowserDownloadList } },
+    errors: [404],
+    async handler({ params, query, project, signal }, deps) {
+      const page = await deps.browserPool.listDownloads(
+        { projectId: project.projectId, browserId: params.id, limit: query.limit, cursor: query.cursor },
+        { signal },
+      );
+      return {
+        body: {
+          files: page.items.map((d) => ({
+            path: d.fileName,
+            size: Number(d.size),
+            lastModified: (d.downloadedAt ?? new Date(0)).toISOString(),
+            url: query.includeUrls ? deps.urls.sign(d.ref) : null,
+          })),
+          nextCursor: page.nextCursor ?? null,
+          hasMore: page.hasMore,
+        },
+      };
     },
   });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DateTime, queryInt, Uuid } from "../../../schemas/common";
+import { DateTime, queryBool, queryInt, Uuid } from "../../../schemas/common";
 import { ProxyCountryCode } from "../../../schemas/enums";
 
 const SCREEN = { width: { min: 320, max: 7680 }, height: { min: 240, max: 4320 } };
@@ -93,3 +93,26 @@ export const BrowserSessionList = z
     pageSize: z.int(),
   })
   .meta({ id: "BrowserSessionListResponse" });
+
+export const BrowserDownloadsQuery = z.object({
+  limit: queryInt({ min: 1, max: 100, default: 50, description: "Files per page." }),
+  cursor: z.string().max(100).optional().describe("`nextCursor` of the page before."),
+  includeUrls: queryBool({ default: false, description: "Give each file a presigned download URL (valid 5 minutes)." }),
+});
+
+export const BrowserDownloadFile = z
+  .object({
+    path: z.string().describe("The file's name as the page offered it."),
+    size: z.int().describe("Bytes."),
+    lastModified: DateTime.describe("When the download finished."),
+    url: z.string().nullable().optional().describe("Presigned URL; only with `includeUrls=true`."),
+  })
+  .meta({ id: "BrowserDownloadFile" });
+
+export const BrowserDownloadList = z
+  .object({
+    files: z.array(BrowserDownloadFile),
+    nextCursor: z.string().nullable(),
+    hasMore: z.boolean(),
+  })
+  .meta({ id: "BrowserDownloadListResponse" });

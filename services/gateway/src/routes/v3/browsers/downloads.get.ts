@@ -1,0 +1,3 @@
+import { listDownloadsRoute } from "../../v4/browsers/browser-routes";
+
+export const route = listDownloadsRoute("v3");

@@ -1,0 +1,3 @@
+import { listDownloadsRoute } from "./browser-routes";
+
+export const route = listDownloadsRoute("v4");
