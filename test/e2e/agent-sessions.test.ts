@@ -448,3 +448,18 @@ test("a download the agent causes is told in its step and kept with the session'
   expect(await (await fetch(files[0].url)).text()).toMatch(/^product,quantity,subtotal\n/);
   await stack.request("POST", `/api/v3/sessions/${id}/stop`, { strategy: "session" });
 }, 90_000);
+
+test("a session or run with an unknown profileId is a 404 at creation, and nothing starts", async () => {
+  const unknown = "0b5e1c9a-8f1e-4a57-9a43-5c2f6f0f8c11";
+  const session = await stack.request("POST", "/api/v3/sessions", { task: "t", profileId: unknown });
+  expect(session).toMatchObject({ status: 404, body: { detail: "Profile not found" } });
+  const run = await stack.request("POST", "/api/v4/runs", { task: "t", browserSettings: { profileId: unknown } });
+  expect(run).toMatchObject({ status: 404, body: { detail: "Profile not found" } });
+  // A profile of the project is taken.
+  const profile = await stack.request("POST", "/api/v4/profiles", { name: "p" });
+  expect(profile.status).toBe(201);
+  const idle = await stack.request("POST", "/api/v3/sessions", { keepAlive: true, profileId: profile.body.id });
+  expect(idle.status).toBe(200);
+  expect(idle.body.profileId).toBe(profile.body.id);
+  await stack.request("POST", `/api/v3/sessions/${idle.body.id}/stop`, { strategy: "session" });
+});

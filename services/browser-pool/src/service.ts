@@ -29,6 +29,9 @@ import { createLauncher } from "./adapters/browser-launcher";
 import { createFfmpegRecorder } from "./adapters/recording/ffmpeg-recorder";
 import { createDownloadWatcher } from "./adapters/downloads/download-watcher";
 import { createDownloadStore } from "./adapters/downloads/store-download";
+import { createProfileQueries, profilesProjection } from "./adapters/pg/profiles-projection";
+import { createProfileStates } from "./adapters/profiles/profile-states";
+import { createProfiles } from "./app/profiles";
 import { createBrowserPool } from "./app/browser-pool";
 import { createLaunchHealth } from "./app/launch-health";
 import { recoverBrowsers } from "./app/recovery";
@@ -132,7 +135,8 @@ export function startBrowserPoolService(
     const runnerFor = (projection: EventConsumer) =>
       createProjectionRunner({ js: nats.js, jsm: nats.jsm, db, streams, projection, log, ackWaitMs: deps.ackWaitMs });
     const browsersRunner = runnerFor(browsersProjection());
-    const readModelRunners = [browsersRunner, runnerFor(browserCostsProjection())];
+    const profilesRunner = runnerFor(profilesProjection());
+    const readModelRunners = [browsersRunner, profilesRunner, runnerFor(browserCostsProjection())];
     // Stopped after the browsers: each stop waits for the read model to show it.
     cleanup.defer(async () => {
       for (const runner of readModelRunners) await runner.stop();
@@ -193,6 +197,15 @@ export function startBrowserPoolService(
     });
     const cannotRecord = recorder.problem();
     if (cannotRecord) log.warn({ ffmpegPath: config.FFMPEG_PATH }, cannotRecord);
+    const profiles = createProfiles({
+      store,
+      readModel: createProfileQueries(db),
+      settle: (sequence) =>
+        profilesRunner.waitFor(sequence, 5_000).catch((err) => log.warn({ err, sequence }, "read model lags behind")),
+      isStopped: async (projectId, browserId) => (await readModel.find(projectId, browserId))?.status === "stopped",
+      now,
+      newId,
+    });
     const pool = createBrowserPool({
       config: {
         nodeId: config.NODE_ID,
@@ -211,6 +224,8 @@ export function startBrowserPoolService(
         blobs.put(createReadStream(video.file), { contentType: "video/mp4", ref: recordingRefFor(id) }),
       downloads: createDownloadWatcher(log),
       storeDownload: createDownloadStore(blobs, config.MAX_DOWNLOAD_MB * 1024 * 1024),
+      profiles,
+      profileStates: createProfileStates(blobs),
       settle: (sequence) =>
         browsersRunner.waitFor(sequence, 5_000).catch((err) => log.warn({ err, sequence }, "read model lags behind")),
       timeoutSweepMs: deps.timeoutSweepMs,
@@ -247,7 +262,14 @@ export function startBrowserPoolService(
     const grpc = createGrpcServer();
     grpc.add(
       proto.BrowserPoolService,
-      browserPoolServer({ pool, sessions: sessionBrowsers, readModel, launchHealth: launchHealth.report, log }),
+      browserPoolServer({
+        pool,
+        sessions: sessionBrowsers,
+        readModel,
+        profiles,
+        launchHealth: launchHealth.report,
+        log,
+      }),
     );
     const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
     closed.push(...anyAddressOn(grpcPort));

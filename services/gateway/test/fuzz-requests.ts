@@ -294,7 +294,7 @@ export function fuzzRequest(
         "/api",
         "/api/v2/sessions",
         "/api/v4/workspaces",
-        "/api/v3/profiles",
+        "/api/v3/profile",
         "/nope",
         "/.env",
         "/admin",

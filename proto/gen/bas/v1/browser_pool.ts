@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Empty } from "../../google/protobuf/empty";
 import { Struct } from "../../google/protobuf/struct";
 import { Timestamp } from "../../google/protobuf/timestamp";
 import { BrowserSettings } from "./sessions";
@@ -25,6 +26,50 @@ import { BrowserSettings } from "./sessions";
 export const protobufPackage = "bas.v1";
 
 export const protobufFileName = "bas/v1/browser_pool.proto";
+
+export interface Profile {
+  id: string;
+  projectId: string;
+  name?: string | undefined;
+  userId?: string | undefined;
+  lastUsedAt?: Date | undefined;
+  createdAt: Date | undefined;
+  updatedAt: Date | undefined;
+  cookieDomains: string[];
+}
+
+export interface CreateProfileRequest {
+  projectId: string;
+  name?: string | undefined;
+  userId?: string | undefined;
+}
+
+export interface GetProfileRequest {
+  projectId: string;
+  profileId: string;
+}
+
+export interface ListProfilesRequest {
+  projectId: string;
+  pageNumber: number;
+  pageSize: number;
+}
+
+export interface ListProfilesResponse {
+  items: Profile[];
+  totalItems: number;
+  pageNumber: number;
+  pageSize: number;
+}
+
+/** Only the fields named in `fields` ("name", "user_id") change; a named field left absent is cleared. */
+export interface UpdateProfileRequest {
+  projectId: string;
+  profileId: string;
+  name?: string | undefined;
+  userId?: string | undefined;
+  fields: string[];
+}
 
 export interface ListDownloadsRequest {
   projectId: string;
@@ -228,6 +273,811 @@ export interface BrowserFileDownloaded {
   size: number;
   ref: string;
 }
+
+function createBaseProfile(): Profile {
+  return {
+    id: "",
+    projectId: "",
+    name: undefined,
+    userId: undefined,
+    lastUsedAt: undefined,
+    createdAt: undefined,
+    updatedAt: undefined,
+    cookieDomains: [],
+  };
+}
+
+export const Profile: MessageFns<Profile> = {
+  encode(message: Profile, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.projectId !== "") {
+      writer.uint32(18).string(message.projectId);
+    }
+    if (message.name !== undefined) {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.userId !== undefined) {
+      writer.uint32(34).string(message.userId);
+    }
+    if (message.lastUsedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.lastUsedAt), writer.uint32(42).fork()).join();
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(50).fork()).join();
+    }
+    if (message.updatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(58).fork()).join();
+    }
+    for (const v of message.cookieDomains) {
+      writer.uint32(66).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Profile {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProfile();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.lastUsedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.cookieDomains.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Profile {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : undefined,
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : undefined,
+      lastUsedAt: isSet(object.lastUsedAt)
+        ? fromJsonTimestamp(object.lastUsedAt)
+        : isSet(object.last_used_at)
+        ? fromJsonTimestamp(object.last_used_at)
+        : undefined,
+      createdAt: isSet(object.createdAt)
+        ? fromJsonTimestamp(object.createdAt)
+        : isSet(object.created_at)
+        ? fromJsonTimestamp(object.created_at)
+        : undefined,
+      updatedAt: isSet(object.updatedAt)
+        ? fromJsonTimestamp(object.updatedAt)
+        : isSet(object.updated_at)
+        ? fromJsonTimestamp(object.updated_at)
+        : undefined,
+      cookieDomains: globalThis.Array.isArray(object?.cookieDomains)
+        ? object.cookieDomains.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.cookie_domains)
+        ? object.cookie_domains.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: Profile): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.name !== undefined) {
+      obj.name = message.name;
+    }
+    if (message.userId !== undefined) {
+      obj.userId = message.userId;
+    }
+    if (message.lastUsedAt !== undefined) {
+      obj.lastUsedAt = message.lastUsedAt.toISOString();
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt.toISOString();
+    }
+    if (message.updatedAt !== undefined) {
+      obj.updatedAt = message.updatedAt.toISOString();
+    }
+    if (message.cookieDomains?.length) {
+      obj.cookieDomains = message.cookieDomains;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Profile>, I>>(base?: I): Profile {
+    return Profile.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Profile>, I>>(object: I): Profile {
+    const message = createBaseProfile();
+    message.id = object.id ?? "";
+    message.projectId = object.projectId ?? "";
+    message.name = object.name ?? undefined;
+    message.userId = object.userId ?? undefined;
+    message.lastUsedAt = object.lastUsedAt ?? undefined;
+    message.createdAt = object.createdAt ?? undefined;
+    message.updatedAt = object.updatedAt ?? undefined;
+    message.cookieDomains = object.cookieDomains?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseCreateProfileRequest(): CreateProfileRequest {
+  return { projectId: "", name: undefined, userId: undefined };
+}
+
+export const CreateProfileRequest: MessageFns<CreateProfileRequest> = {
+  encode(message: CreateProfileRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    if (message.name !== undefined) {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.userId !== undefined) {
+      writer.uint32(26).string(message.userId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateProfileRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateProfileRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateProfileRequest {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : undefined,
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : undefined,
+    };
+  },
+
+  toJSON(message: CreateProfileRequest): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.name !== undefined) {
+      obj.name = message.name;
+    }
+    if (message.userId !== undefined) {
+      obj.userId = message.userId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateProfileRequest>, I>>(base?: I): CreateProfileRequest {
+    return CreateProfileRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateProfileRequest>, I>>(object: I): CreateProfileRequest {
+    const message = createBaseCreateProfileRequest();
+    message.projectId = object.projectId ?? "";
+    message.name = object.name ?? undefined;
+    message.userId = object.userId ?? undefined;
+    return message;
+  },
+};
+
+function createBaseGetProfileRequest(): GetProfileRequest {
+  return { projectId: "", profileId: "" };
+}
+
+export const GetProfileRequest: MessageFns<GetProfileRequest> = {
+  encode(message: GetProfileRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    if (message.profileId !== "") {
+      writer.uint32(18).string(message.profileId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetProfileRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetProfileRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.profileId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetProfileRequest {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      profileId: isSet(object.profileId)
+        ? globalThis.String(object.profileId)
+        : isSet(object.profile_id)
+        ? globalThis.String(object.profile_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetProfileRequest): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.profileId !== "") {
+      obj.profileId = message.profileId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetProfileRequest>, I>>(base?: I): GetProfileRequest {
+    return GetProfileRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetProfileRequest>, I>>(object: I): GetProfileRequest {
+    const message = createBaseGetProfileRequest();
+    message.projectId = object.projectId ?? "";
+    message.profileId = object.profileId ?? "";
+    return message;
+  },
+};
+
+function createBaseListProfilesRequest(): ListProfilesRequest {
+  return { projectId: "", pageNumber: 0, pageSize: 0 };
+}
+
+export const ListProfilesRequest: MessageFns<ListProfilesRequest> = {
+  encode(message: ListProfilesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    if (message.pageNumber !== 0) {
+      writer.uint32(16).int32(message.pageNumber);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(24).int32(message.pageSize);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListProfilesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListProfilesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pageNumber = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListProfilesRequest {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      pageNumber: isSet(object.pageNumber)
+        ? globalThis.Number(object.pageNumber)
+        : isSet(object.page_number)
+        ? globalThis.Number(object.page_number)
+        : 0,
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+    };
+  },
+
+  toJSON(message: ListProfilesRequest): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.pageNumber !== 0) {
+      obj.pageNumber = Math.round(message.pageNumber);
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListProfilesRequest>, I>>(base?: I): ListProfilesRequest {
+    return ListProfilesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListProfilesRequest>, I>>(object: I): ListProfilesRequest {
+    const message = createBaseListProfilesRequest();
+    message.projectId = object.projectId ?? "";
+    message.pageNumber = object.pageNumber ?? 0;
+    message.pageSize = object.pageSize ?? 0;
+    return message;
+  },
+};
+
+function createBaseListProfilesResponse(): ListProfilesResponse {
+  return { items: [], totalItems: 0, pageNumber: 0, pageSize: 0 };
+}
+
+export const ListProfilesResponse: MessageFns<ListProfilesResponse> = {
+  encode(message: ListProfilesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      Profile.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.totalItems !== 0) {
+      writer.uint32(16).int32(message.totalItems);
+    }
+    if (message.pageNumber !== 0) {
+      writer.uint32(24).int32(message.pageNumber);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(32).int32(message.pageSize);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListProfilesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListProfilesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(Profile.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.totalItems = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.pageNumber = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListProfilesResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Profile.fromJSON(e)) : [],
+      totalItems: isSet(object.totalItems)
+        ? globalThis.Number(object.totalItems)
+        : isSet(object.total_items)
+        ? globalThis.Number(object.total_items)
+        : 0,
+      pageNumber: isSet(object.pageNumber)
+        ? globalThis.Number(object.pageNumber)
+        : isSet(object.page_number)
+        ? globalThis.Number(object.page_number)
+        : 0,
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+    };
+  },
+
+  toJSON(message: ListProfilesResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Profile.toJSON(e));
+    }
+    if (message.totalItems !== 0) {
+      obj.totalItems = Math.round(message.totalItems);
+    }
+    if (message.pageNumber !== 0) {
+      obj.pageNumber = Math.round(message.pageNumber);
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListProfilesResponse>, I>>(base?: I): ListProfilesResponse {
+    return ListProfilesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListProfilesResponse>, I>>(object: I): ListProfilesResponse {
+    const message = createBaseListProfilesResponse();
+    message.items = object.items?.map((e) => Profile.fromPartial(e)) || [];
+    message.totalItems = object.totalItems ?? 0;
+    message.pageNumber = object.pageNumber ?? 0;
+    message.pageSize = object.pageSize ?? 0;
+    return message;
+  },
+};
+
+function createBaseUpdateProfileRequest(): UpdateProfileRequest {
+  return { projectId: "", profileId: "", name: undefined, userId: undefined, fields: [] };
+}
+
+export const UpdateProfileRequest: MessageFns<UpdateProfileRequest> = {
+  encode(message: UpdateProfileRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    if (message.profileId !== "") {
+      writer.uint32(18).string(message.profileId);
+    }
+    if (message.name !== undefined) {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.userId !== undefined) {
+      writer.uint32(34).string(message.userId);
+    }
+    for (const v of message.fields) {
+      writer.uint32(42).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateProfileRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateProfileRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.profileId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.fields.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateProfileRequest {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      profileId: isSet(object.profileId)
+        ? globalThis.String(object.profileId)
+        : isSet(object.profile_id)
+        ? globalThis.String(object.profile_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : undefined,
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : undefined,
+      fields: globalThis.Array.isArray(object?.fields)
+        ? object.fields.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: UpdateProfileRequest): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.profileId !== "") {
+      obj.profileId = message.profileId;
+    }
+    if (message.name !== undefined) {
+      obj.name = message.name;
+    }
+    if (message.userId !== undefined) {
+      obj.userId = message.userId;
+    }
+    if (message.fields?.length) {
+      obj.fields = message.fields;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateProfileRequest>, I>>(base?: I): UpdateProfileRequest {
+    return UpdateProfileRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateProfileRequest>, I>>(object: I): UpdateProfileRequest {
+    const message = createBaseUpdateProfileRequest();
+    message.projectId = object.projectId ?? "";
+    message.profileId = object.profileId ?? "";
+    message.name = object.name ?? undefined;
+    message.userId = object.userId ?? undefined;
+    message.fields = object.fields?.map((e) => e) || [];
+    return message;
+  },
+};
 
 function createBaseListDownloadsRequest(): ListDownloadsRequest {
   return { projectId: "", browserId: "", limit: 0, cursor: undefined };
@@ -3353,6 +4203,57 @@ export const BrowserPoolService = {
       Buffer.from(ListDownloadsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListDownloadsResponse => ListDownloadsResponse.decode(value),
   },
+  /**
+   * Profiles: a browser's state (cookies, local storage, IndexedDB) saved when it stops, for the next browser created
+   * with the profile's id (CreateBrowser / AcquireBrowser settings.profile_id). NOT_FOUND for another project's.
+   */
+  createProfile: {
+    path: "/bas.v1.BrowserPool/CreateProfile" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateProfileRequest): Buffer => Buffer.from(CreateProfileRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateProfileRequest => CreateProfileRequest.decode(value),
+    responseSerialize: (value: Profile): Buffer => Buffer.from(Profile.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Profile => Profile.decode(value),
+  },
+  getProfile: {
+    path: "/bas.v1.BrowserPool/GetProfile" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetProfileRequest): Buffer => Buffer.from(GetProfileRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetProfileRequest => GetProfileRequest.decode(value),
+    responseSerialize: (value: Profile): Buffer => Buffer.from(Profile.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Profile => Profile.decode(value),
+  },
+  listProfiles: {
+    path: "/bas.v1.BrowserPool/ListProfiles" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListProfilesRequest): Buffer => Buffer.from(ListProfilesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListProfilesRequest => ListProfilesRequest.decode(value),
+    responseSerialize: (value: ListProfilesResponse): Buffer =>
+      Buffer.from(ListProfilesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListProfilesResponse => ListProfilesResponse.decode(value),
+  },
+  updateProfile: {
+    path: "/bas.v1.BrowserPool/UpdateProfile" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateProfileRequest): Buffer => Buffer.from(UpdateProfileRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateProfileRequest => UpdateProfileRequest.decode(value),
+    responseSerialize: (value: Profile): Buffer => Buffer.from(Profile.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Profile => Profile.decode(value),
+  },
+  /** FAILED_PRECONDITION while a browser has it open. */
+  deleteProfile: {
+    path: "/bas.v1.BrowserPool/DeleteProfile" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetProfileRequest): Buffer => Buffer.from(GetProfileRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetProfileRequest => GetProfileRequest.decode(value),
+    responseSerialize: (value: Empty): Buffer => Buffer.from(Empty.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Empty => Empty.decode(value),
+  },
 } as const;
 
 export interface BrowserPoolServer extends UntypedServiceImplementation {
@@ -3377,6 +4278,16 @@ export interface BrowserPoolServer extends UntypedServiceImplementation {
   getLaunchHealth: handleUnaryCall<GetLaunchHealthRequest, LaunchHealth>;
   /** The files a browser downloaded, oldest first, a page at a time; NOT_FOUND for another project's browser. */
   listDownloads: handleUnaryCall<ListDownloadsRequest, ListDownloadsResponse>;
+  /**
+   * Profiles: a browser's state (cookies, local storage, IndexedDB) saved when it stops, for the next browser created
+   * with the profile's id (CreateBrowser / AcquireBrowser settings.profile_id). NOT_FOUND for another project's.
+   */
+  createProfile: handleUnaryCall<CreateProfileRequest, Profile>;
+  getProfile: handleUnaryCall<GetProfileRequest, Profile>;
+  listProfiles: handleUnaryCall<ListProfilesRequest, ListProfilesResponse>;
+  updateProfile: handleUnaryCall<UpdateProfileRequest, Profile>;
+  /** FAILED_PRECONDITION while a browser has it open. */
+  deleteProfile: handleUnaryCall<GetProfileRequest, Empty>;
 }
 
 export interface BrowserPoolClient extends Client {
@@ -3526,6 +4437,86 @@ export interface BrowserPoolClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListDownloadsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Profiles: a browser's state (cookies, local storage, IndexedDB) saved when it stops, for the next browser created
+   * with the profile's id (CreateBrowser / AcquireBrowser settings.profile_id). NOT_FOUND for another project's.
+   */
+  createProfile(
+    request: CreateProfileRequest,
+    callback: (error: ServiceError | null, response: Profile) => void,
+  ): ClientUnaryCall;
+  createProfile(
+    request: CreateProfileRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Profile) => void,
+  ): ClientUnaryCall;
+  createProfile(
+    request: CreateProfileRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Profile) => void,
+  ): ClientUnaryCall;
+  getProfile(
+    request: GetProfileRequest,
+    callback: (error: ServiceError | null, response: Profile) => void,
+  ): ClientUnaryCall;
+  getProfile(
+    request: GetProfileRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Profile) => void,
+  ): ClientUnaryCall;
+  getProfile(
+    request: GetProfileRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Profile) => void,
+  ): ClientUnaryCall;
+  listProfiles(
+    request: ListProfilesRequest,
+    callback: (error: ServiceError | null, response: ListProfilesResponse) => void,
+  ): ClientUnaryCall;
+  listProfiles(
+    request: ListProfilesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListProfilesResponse) => void,
+  ): ClientUnaryCall;
+  listProfiles(
+    request: ListProfilesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListProfilesResponse) => void,
+  ): ClientUnaryCall;
+  updateProfile(
+    request: UpdateProfileRequest,
+    callback: (error: ServiceError | null, response: Profile) => void,
+  ): ClientUnaryCall;
+  updateProfile(
+    request: UpdateProfileRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Profile) => void,
+  ): ClientUnaryCall;
+  updateProfile(
+    request: UpdateProfileRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Profile) => void,
+  ): ClientUnaryCall;
+  /** FAILED_PRECONDITION while a browser has it open. */
+  deleteProfile(
+    request: GetProfileRequest,
+    callback: (error: ServiceError | null, response: Empty) => void,
+  ): ClientUnaryCall;
+  deleteProfile(
+    request: GetProfileRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Empty) => void,
+  ): ClientUnaryCall;
+  deleteProfile(
+    request: GetProfileRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Empty) => void,
   ): ClientUnaryCall;
 }
 

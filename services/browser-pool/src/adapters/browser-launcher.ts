@@ -1,5 +1,5 @@
 import type { Launched, Launcher } from "../app/ports";
-import type { BrowserDriver, RunningBrowser } from "../domain/browser-driver";
+import type { BrowserDriver, LaunchSpec, RunningBrowser } from "../domain/browser-driver";
 import type { BrowserHandle } from "../domain/events";
 import type { BrowserSettings } from "../domain/browser-settings";
 import type { EgressPolicy } from "@bas/egress-policy";
@@ -48,7 +48,11 @@ export function createLauncher(options: LauncherOptions): Launcher {
   }
 
   return {
-    async launch(id: string, settings: BrowserSettings): Promise<Launched> {
+    async launch(
+      id: string,
+      settings: BrowserSettings,
+      prepareProfile?: LaunchSpec["prepareProfile"],
+    ): Promise<Launched> {
       const networkProxy = await startProxy(settings, id);
       try {
         const running = await driver.launch({
@@ -56,6 +60,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
           screenWidth: settings.screenWidth,
           screenHeight: settings.screenHeight,
           egress: networkProxy.address,
+          prepareProfile,
         });
         return launched(id, running, networkProxy, settings);
       } catch (err) {

@@ -20,6 +20,7 @@ import type {
   CdpEndpoints,
   Launched,
   Launcher,
+  ProfileStates,
   DownloadedFile,
   DownloadWatcher,
   ScreenRecorder,
@@ -31,6 +32,7 @@ import type {
 import { createAdmission } from "./admission";
 import { createLiveBrowsers } from "./live-browsers";
 import { BrowserUnavailableError } from "./errors";
+import type { Profiles } from "./profiles";
 import type { UsageReporter } from "./usage-reporter";
 import type { WarmPool } from "./warm-pool";
 
@@ -54,6 +56,8 @@ export interface BrowserPoolDeps {
   storeRecording: StoreRecording;
   downloads: DownloadWatcher;
   storeDownload: StoreDownload;
+  profiles: Pick<Profiles, "open" | "close">;
+  profileStates: ProfileStates;
   /** Waits until the read model has applied the event at `sequence`, so a read right after a write sees it. */
   settle(sequence: number): Promise<void>;
   /** How often browser timeouts are checked (default 1 s). */
@@ -138,7 +142,19 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       marks: { browserMs: 0, proxyBytes: 0 },
       recording: recordingOf(id, launched, state.settings),
       downloads: deps.downloads.watch(id, launched, (file) => keepDownload(id, file)),
+      profileId: state.settings.profileId,
     });
+  }
+
+  /** Saves a stopping browser's state into its profile and frees the profile; before its processes end. */
+  async function keepProfile(id: string, profileId: string, launched: Launched) {
+    const saved = await deps.profileStates.save(profileId, launched).catch((err: unknown) => {
+      log.error({ err, browserId: id, profileId }, "the browser's state could not be saved into its profile");
+      return undefined;
+    });
+    await deps.profiles
+      .close(profileId, id, saved)
+      .catch((err) => log.error({ err, browserId: id, profileId }, "the profile could not be closed"));
   }
 
   /** Downloads kept per browser on this node: more than a browser may keep are not even stored. */
@@ -229,13 +245,25 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         await settled(handled);
         return { view: viewFromState(id, handled.state), secret };
       }
-      await decide(id, { type: "RequestBrowser", request });
+      const { profileId } = settings;
+      // Before anything is recorded: an unknown profile (404) or one in use (409) leaves no browser behind.
+      const profileState = profileId ? await deps.profiles.open(input.projectId, profileId, id) : null;
+      const freeProfile = () => (profileId ? deps.profiles.close(profileId, id, undefined) : Promise.resolve());
+      await decide(id, { type: "RequestBrowser", request }).catch(async (err) => {
+        await freeProfile();
+        throw err;
+      });
       let launched: Launched;
       try {
-        launched = await deps.launcher.launch(id, settings);
+        const restore = profileState
+          ? (dir: string, uid: number | undefined) => deps.profileStates.restore(profileState, dir, uid)
+          : undefined;
+        launched = await deps.launcher.launch(id, settings, restore);
+        if (profileState) await deps.profileStates.resume(profileState, launched).catch(disposing(launched));
       } catch (err) {
         log.error({ err, browserId: id }, "browser launch failed");
         await settled(await decide(id, { type: "StopBrowser", reason: "crash", detail: "launch failed" }));
+        await freeProfile();
         throw new BrowserUnavailableError("The browser could not be started; try again", { cause: err });
       }
       const started = await decide(id, {
@@ -246,6 +274,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       if (started.events.length === 0) {
         // Stopped while it launched (the caller gave up, its session ended): nobody will use it.
         await launched.dispose();
+        await freeProfile();
       } else {
         serve(id, started.state, launched);
       }
@@ -305,6 +334,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     const done = Promise.resolve(after)
       .catch(() => undefined)
       .then(async () => {
+        if (detached.profileId) await keepProfile(id, detached.profileId, detached.launched);
         await Promise.all([live.retire(detached, finishedAt), recorded]);
       })
       .finally(() => retiring.delete(done));
@@ -352,6 +382,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         // What was recorded before the restart is lost; the recording goes on from here.
         recording: recordingOf(row.id, launched, row.settings),
         downloads: deps.downloads.watch(row.id, launched, (file) => keepDownload(row.id, file)),
+        profileId: row.settings.profileId,
       });
     },
 

@@ -58,9 +58,9 @@ export function createLaunchHealth(deps: LaunchHealthDeps) {
     watch(launcher: Launcher): Launcher {
       return {
         ...launcher,
-        async launch(id, settings) {
+        async launch(id, settings, prepareProfile) {
           try {
-            const launched = await launcher.launch(id, settings);
+            const launched = await launcher.launch(id, settings, prepareProfile);
             failuresInARow = 0;
             return launched;
           } catch (err) {

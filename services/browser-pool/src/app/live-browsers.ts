@@ -16,6 +16,8 @@ export interface LiveBrowserInit {
   recording?: ScreenRecording;
   /** Set when the browser's downloads are kept. */
   downloads?: { close(): void };
+  /** The profile the browser has open, saved when it stops. */
+  profileId?: string | null;
 }
 
 export interface LiveBrowser extends LiveBrowserInit {

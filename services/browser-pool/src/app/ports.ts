@@ -1,4 +1,4 @@
-import type { EgressAddress, RunningBrowser } from "../domain/browser-driver";
+import type { EgressAddress, LaunchSpec, RunningBrowser } from "../domain/browser-driver";
 import type { BrowserHandle } from "../domain/events";
 import type { BrowserSettings } from "../domain/browser-settings";
 import type { BrowserView } from "../domain/browser-view";
@@ -127,7 +127,7 @@ export interface Launched {
 
 /** Starts browsers (with their egress proxies) on this node's driver, or takes over those a previous run left. */
 export interface Launcher {
-  launch(id: string, settings: BrowserSettings): Promise<Launched>;
+  launch(id: string, settings: BrowserSettings, prepareProfile?: LaunchSpec["prepareProfile"]): Promise<Launched>;
   /** Undefined when the browser is gone, or its proxy cannot be opened where the browser expects it. */
   adopt(id: string, handle: BrowserHandle, settings: BrowserSettings): Promise<Launched | undefined>;
 }
@@ -181,3 +181,37 @@ export interface DownloadWatcher {
 
 /** Moves a downloaded file into the blob store; answers its reference and size. */
 export type StoreDownload = (browserId: string, file: DownloadedFile) => Promise<{ ref: string; size: number }>;
+
+/** A profile as callers see it (the contract's ProfileView, before serialisation). */
+export interface ProfileView {
+  id: string;
+  projectId: string;
+  name: string | null;
+  userId: string | null;
+  lastUsedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  /** Domains of the cookies it holds, as of its last save. */
+  cookieDomains: string[];
+  /** The browser that has it open now. */
+  openBy: string | null;
+}
+
+/** A saved browser state: what a profile carries from one browser to the next. */
+export interface SavedProfile {
+  ref: string;
+  cookieDomains: string[];
+}
+
+/** Where profiles' browser states are kept (the blob store) and how they get in and out of a browser. */
+export interface ProfileStates {
+  /** Fills a fresh profile folder from the saved state `ref`, before its browser starts. */
+  restore(ref: string, userDataDir: string, uid: number | undefined): Promise<void>;
+  /** After the browser started from `ref`: puts back what its folder cannot hold (session cookies). */
+  resume(ref: string, launched: Launched): Promise<void>;
+  /**
+   * Saves a stopping browser's state as a new blob for profile `profileId`: asks the browser to close (so it writes
+   * everything out) and keeps its folder without caches. Undefined when the browser's files are out of reach (a pod).
+   */
+  save(profileId: string, launched: Launched): Promise<SavedProfile | undefined>;
+}

@@ -8,6 +8,8 @@ export interface LaunchSpec {
   screenHeight: number;
   /** Where the browser's egress proxy listens: every connection the browser makes goes through it. */
   egress: EgressAddress;
+  /** Fills the fresh profile folder (a saved profile's state) before the browser starts; `uid` is its owner. */
+  prepareProfile?: (userDataDir: string, uid: number | undefined) => Promise<void>;
 }
 
 /** A Unix socket (local browsers reach it from their sandbox) or a TCP address (pods reach it over the network). */

@@ -2,7 +2,8 @@ import type { browserPool, sessions } from "@bas/proto";
 import { type HandlerLog, unaryService } from "@bas/service-kit";
 import { InvalidArgumentError, NotFoundError } from "@bas/errors";
 import type { BrowserPool } from "../../app/browser-pool";
-import type { BrowserReadModel } from "../../app/ports";
+import type { BrowserReadModel, ProfileView } from "../../app/ports";
+import type { Profiles } from "../../app/profiles";
 import type { LaunchHealthReport } from "../../app/launch-health";
 import type { SessionBrowsers } from "../../app/session-browsers";
 import type { BrowserSettingsInput } from "../../domain/browser-settings";
@@ -39,6 +40,25 @@ export function toProtoBrowser(view: BrowserView): browserPool.Browser {
   };
 }
 
+function toProtoProfile(view: ProfileView): browserPool.Profile {
+  return {
+    id: view.id,
+    projectId: view.projectId,
+    name: view.name ?? undefined,
+    userId: view.userId ?? undefined,
+    lastUsedAt: view.lastUsedAt ?? undefined,
+    createdAt: view.createdAt,
+    updatedAt: view.updatedAt,
+    cookieDomains: view.cookieDomains,
+  };
+}
+
+/** A profile id that is not a UUID names no profile. */
+function profileIdOf(value: string): string {
+  if (!UUID.test(value)) throw new NotFoundError("Profile not found");
+  return value.toLowerCase();
+}
+
 /** Proto settings: an absent proxy country means no proxy (the gateway fills the REST default "us"). */
 function settingsOf(settings: sessions.BrowserSettings | undefined): BrowserSettingsInput {
   return {
@@ -65,6 +85,7 @@ export interface BrowserPoolServerDeps {
   pool: BrowserPool;
   sessions: SessionBrowsers;
   readModel: Pick<BrowserReadModel, "find" | "list" | "downloads">;
+  profiles: Profiles;
   /** Whether this node can launch browsers (for the gateway's /healthz); never launches one. */
   launchHealth: () => LaunchHealthReport;
   log?: HandlerLog;
@@ -72,7 +93,7 @@ export interface BrowserPoolServerDeps {
 
 /** The `BrowserPool` gRPC service: the gateway's browsers API and the runner's acquire/release. */
 export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.BrowserPoolServer {
-  const { pool, sessions, readModel } = deps;
+  const { pool, sessions, readModel, profiles } = deps;
   return unaryService(
     {
       createBrowser: async (req: browserPool.CreateBrowserRequest) =>
@@ -133,6 +154,30 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
         pool.capacity(required(req.projectId, "project_id")),
       getLaunchHealth: async (_req: browserPool.GetLaunchHealthRequest): Promise<browserPool.LaunchHealth> =>
         deps.launchHealth(),
+      createProfile: async (req: browserPool.CreateProfileRequest) =>
+        toProtoProfile(
+          await profiles.create(required(req.projectId, "project_id"), { name: req.name, userId: req.userId }),
+        ),
+      getProfile: async (req: browserPool.GetProfileRequest) =>
+        toProtoProfile(await profiles.get(required(req.projectId, "project_id"), profileIdOf(req.profileId))),
+      listProfiles: async (req: browserPool.ListProfilesRequest): Promise<browserPool.ListProfilesResponse> => {
+        const number = req.pageNumber || 1;
+        const size = req.pageSize || 10;
+        const { views, total } = await profiles.list(required(req.projectId, "project_id"), { number, size });
+        return { items: views.map(toProtoProfile), totalItems: total, pageNumber: number, pageSize: size };
+      },
+      updateProfile: async (req: browserPool.UpdateProfileRequest) => {
+        const fields = {
+          ...(req.fields.includes("name") ? { name: req.name ?? null } : {}),
+          ...(req.fields.includes("user_id") ? { userId: req.userId ?? null } : {}),
+        };
+        const projectId = required(req.projectId, "project_id");
+        return toProtoProfile(await profiles.update(projectId, profileIdOf(req.profileId), fields));
+      },
+      deleteProfile: async (req: browserPool.GetProfileRequest) => {
+        await profiles.delete(required(req.projectId, "project_id"), profileIdOf(req.profileId));
+        return {};
+      },
       listDownloads: async (req: browserPool.ListDownloadsRequest): Promise<browserPool.ListDownloadsResponse> => {
         const limit = req.limit || DEFAULT_DOWNLOADS_PAGE;
         if (limit < 1 || limit > MAX_PAGE_SIZE) {

@@ -86,6 +86,7 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
     await mkdir(userDataDir, { recursive: true, mode: 0o700 });
     const uid = options.users?.take();
     if (uid !== undefined) await chown(userDataDir, uid, uid);
+    await spec.prepareProfile?.(userDataDir, uid);
     const { command, args } = sandboxCommand({
       profileDir: userDataDir,
       socketsDir,

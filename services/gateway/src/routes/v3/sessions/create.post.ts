@@ -25,6 +25,8 @@ export const route = defineRoute({
     await deps.requireCredit(project.projectId, body.sessionId ?? undefined);
     // A new session needs a browser of its own; a task for an existing session uses the browser that session has.
     if (!body.sessionId) await deps.requireBrowserCapacity(project.projectId);
+    // An unknown profile is the caller's mistake, told now rather than when the browser starts.
+    if (body.profileId) await deps.browserPool.getProfile({ projectId: project.projectId, profileId: body.profileId });
     const idempotencyKey = headers["idempotency-key"];
     const session = await deps.sessions.createSession(
       {

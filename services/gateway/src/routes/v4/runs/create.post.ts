@@ -32,6 +32,10 @@ export const route = defineRoute({
     if (!body.sessionId) await deps.requireBrowserCapacity(project.projectId);
     const key = headers["idempotency-key"];
     const browser = body.browserSettings;
+    // An unknown profile is the caller's mistake, told now rather than when the browser starts.
+    if (browser?.profileId) {
+      await deps.browserPool.getProfile({ projectId: project.projectId, profileId: browser.profileId });
+    }
     const run = await deps.runs.createRun(
       {
         projectId: project.projectId,

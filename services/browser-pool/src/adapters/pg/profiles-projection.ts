@@ -1,0 +1,134 @@
+import type { Projection, StoredEvent } from "@bas/event-store";
+import { type Kysely, sql } from "kysely";
+import { PROFILE_AGGREGATE, type ProfileEvent } from "../../domain/profile";
+import type { ProfileView } from "../../app/ports";
+
+export const PROFILES_TABLE = "browser_pool_profiles";
+
+export interface ProfilesTable {
+  id: string;
+  project_id: string;
+  name: string | null;
+  user_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  last_used_at: Date | null;
+  cookie_domains: string[];
+  open_by: string | null;
+  deleted: boolean;
+}
+
+type Db = { [PROFILES_TABLE]: ProfilesTable };
+
+/** The profiles read model: one row per profile, written only from `profile` events. */
+export function profilesProjection(): Projection<Db, ProfileEvent> {
+  return {
+    name: PROFILES_TABLE,
+    aggregateType: PROFILE_AGGREGATE,
+    canHandle: ["ProfileCreated", "ProfileUpdated", "ProfileDeleted", "ProfileOpened", "ProfileClosed"],
+    async setup(db) {
+      await sql`create table if not exists ${sql.table(PROFILES_TABLE)} (
+        id text primary key,
+        project_id text not null,
+        name text,
+        user_id text,
+        created_at timestamptz not null,
+        updated_at timestamptz not null,
+        last_used_at timestamptz,
+        cookie_domains jsonb not null default '[]',
+        open_by text,
+        deleted boolean not null default false)`.execute(db);
+      await sql`create index if not exists browser_pool_profiles_project
+        on ${sql.table(PROFILES_TABLE)} (project_id, created_at desc, id) where not deleted`.execute(db);
+    },
+    async teardown(db) {
+      await sql`drop table if exists ${sql.table(PROFILES_TABLE)}`.execute(db);
+    },
+    async apply(trx, event: StoredEvent<ProfileEvent>) {
+      const at = new Date(event.occurredAt);
+      const row = trx.updateTable(PROFILES_TABLE).where("id", "=", event.aggregateId);
+      switch (event.type) {
+        case "ProfileCreated":
+          await trx
+            .insertInto(PROFILES_TABLE)
+            .values({
+              id: event.aggregateId,
+              project_id: event.data.projectId,
+              name: event.data.name,
+              user_id: event.data.userId,
+              created_at: at,
+              updated_at: at,
+              last_used_at: null,
+              cookie_domains: JSON.stringify([]) as never,
+              open_by: null,
+              deleted: false,
+            })
+            .onConflict((oc) => oc.column("id").doNothing())
+            .execute();
+          return;
+        case "ProfileUpdated":
+          await row.set({ name: event.data.name, user_id: event.data.userId, updated_at: at }).execute();
+          return;
+        case "ProfileDeleted":
+          await row.set({ deleted: true, updated_at: at }).execute();
+          return;
+        case "ProfileOpened":
+          await row.set({ open_by: event.data.browserId, last_used_at: at }).execute();
+          return;
+        case "ProfileClosed":
+          await row
+            .set({
+              open_by: null,
+              ...(event.data.cookieDomains
+                ? { cookie_domains: JSON.stringify(event.data.cookieDomains) as never, updated_at: at }
+                : {}),
+            })
+            .execute();
+          return;
+      }
+    },
+  };
+}
+
+const viewOf = (row: ProfilesTable): ProfileView => ({
+  id: row.id,
+  projectId: row.project_id,
+  name: row.name,
+  userId: row.user_id,
+  lastUsedAt: row.last_used_at,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  cookieDomains: row.cookie_domains,
+  openBy: row.open_by,
+});
+
+/** Reads of the profiles read model; a deleted profile, or another project's, is absent. */
+export function createProfileQueries(db: Kysely<any>) {
+  const profiles = () => (db as Kysely<Db>).selectFrom(PROFILES_TABLE).selectAll().where("deleted", "=", false);
+  return {
+    async find(projectId: string, profileId: string): Promise<ProfileView | undefined> {
+      const row = await profiles().where("id", "=", profileId).where("project_id", "=", projectId).executeTakeFirst();
+      return row && viewOf(row);
+    },
+    async list(projectId: string, page: { number: number; size: number }) {
+      const [rows, count] = await Promise.all([
+        profiles()
+          .where("project_id", "=", projectId)
+          .orderBy("created_at", "desc")
+          .orderBy("id", "desc")
+          .limit(page.size)
+          .offset((page.number - 1) * page.size)
+          .execute(),
+        (db as Kysely<Db>)
+          .selectFrom(PROFILES_TABLE)
+          .select((eb) => eb.fn.countAll<string>().as("n"))
+          .where("project_id", "=", projectId)
+          .where("deleted", "=", false)
+          .executeTakeFirstOrThrow(),
+      ]);
+      return { views: rows.map(viewOf), total: Number(count.n) };
+    },
+  };
+}
+
+export type ProfileQueries = ReturnType<typeof createProfileQueries>;

@@ -1,0 +1,134 @@
+import { randomUUID } from "node:crypto";
+import { readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { BlobStore } from "@bas/blobs";
+import { create, extract } from "tar";
+import type { Launched, ProfileStates } from "../../app/ports";
+import { connectCdp } from "../cdp/cdp-connection";
+import { devtoolsUpstream } from "../cdp/devtools-json";
+import { processGroupOf } from "../local/proc-fs";
+
+/** Session cookies live only in memory: they travel in this file of the saved state, outside the folder's own. */
+const COOKIES_FILE = "bas-cookies.json";
+/** A saved state larger than this (compressed) is not kept: the profile keeps the state before. */
+const MAX_STATE_BYTES = 200 * 1024 * 1024;
+/** How long a closing browser may take to write its state out. */
+const CLOSE_TIMEOUT_MS = 5_000;
+
+/**
+ * What is not kept of a profile folder: caches (they rebuild), Chromium's per-run files (locks, sockets, crash
+ * reports) and downloads (kept elsewhere). Cookies, local storage, IndexedDB, service workers and preferences stay.
+ */
+const SKIPPED =
+  /(^|\/)(Singleton[^/]*|DevToolsActivePort|Crashpad|BrowserMetrics[^/]*|[^/]*Cache|Code Cache|CacheStorage|component_crx_cache|Downloads|\.cache)(\/|$)/;
+
+const relative = (path: string) => path.replace(/^\.\/?/, "");
+
+/**
+ * Profiles' saved states in the blob store, as gzipped tar archives of a local browser's folder (without caches),
+ * with its cookies read over CDP (session cookies are never written to the folder). A browser in a pod keeps its
+ * folder in the pod: nothing is saved there.
+ */
+export function createProfileStates(blobs: BlobStore): ProfileStates {
+  const cookiesToSet = new Map<string, unknown[]>();
+
+  return {
+    async restore(ref, userDataDir, uid) {
+      const blob = await blobs.get(ref);
+      if (!blob) throw new Error(`the profile's saved state ${ref} is missing from the blob store`);
+      await pipeline(
+        blob.stream,
+        extract({
+          cwd: userDataDir,
+          strict: true,
+          // Only plain files and folders: a link could lead out of the folder.
+          filter: (_path, entry) => "type" in entry && (entry.type === "File" || entry.type === "Directory"),
+          ...(uid !== undefined ? { uid, gid: uid, preserveOwner: false } : {}),
+        }),
+      );
+      const file = join(userDataDir, COOKIES_FILE);
+      const cookies = JSON.parse(await readFile(file, "utf8").catch(() => "[]"));
+      await rm(file, { force: true });
+      cookiesToSet.set(userDataDir, Array.isArray(cookies) ? cookies : []);
+    },
+
+    async resume(_ref, launched) {
+      const { handle } = launched.running;
+      if (handle.driver !== "local") return;
+      const cookies = cookiesToSet.get(handle.userDataDir) ?? [];
+      cookiesToSet.delete(handle.userDataDir);
+      if (cookies.length === 0) return;
+      const cdp = await connectCdp(devtoolsUpstream(handle.devtoolsUrl, handle.devtoolsSocket));
+      try {
+        await cdp.send("Storage.setCookies", { cookies: cookies.map(asCookieParam) });
+      } finally {
+        cdp.close();
+      }
+    },
+
+    async save(profileId, launched) {
+      const { handle } = launched.running;
+      if (handle.driver !== "local") return undefined;
+      const cookies = await closeBrowser(launched);
+      await writeFile(join(handle.userDataDir, COOKIES_FILE), JSON.stringify(cookies));
+      let bytes = 0;
+      const capped = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          bytes += chunk.length;
+          done(
+            bytes > MAX_STATE_BYTES ? new Error(`the profile's state is larger than ${MAX_STATE_BYTES} bytes`) : null,
+            chunk,
+          );
+        },
+      });
+      const archive = create(
+        {
+          gzip: true,
+          cwd: handle.userDataDir,
+          portable: true,
+          // Links are left out (a restored one could lead out of the folder).
+          filter: (path, stat) => "isSymbolicLink" in stat && !stat.isSymbolicLink() && !SKIPPED.test(relative(path)),
+        },
+        ["."],
+      );
+      // A new blob each time: the state before stays whole until the profile points at this one.
+      const ref = await blobs.put(archive.pipe(capped), {
+        contentType: "application/gzip",
+        ref: `profile-${profileId}-${randomUUID()}.tgz`,
+      });
+      const domains = cookies.map((c) => String((c as { domain?: string }).domain ?? "").replace(/^\./, ""));
+      return { ref, cookieDomains: [...new Set(domains.filter(Boolean))].sort() };
+    },
+  };
+}
+
+/** A cookie as Storage.getCookies gave it, as Storage.setCookies takes it: a session cookie has no expiry. */
+function asCookieParam(cookie: unknown): Record<string, unknown> {
+  const { size: _size, session, expires, ...rest } = cookie as Record<string, unknown>;
+  return session ? rest : { ...rest, expires };
+}
+
+/** Reads the browser's cookies, then closes it so that it writes its storage out; resolves once it is gone. */
+async function closeBrowser(launched: Launched): Promise<unknown[]> {
+  const { handle } = launched.running;
+  if (handle.driver !== "local") return [];
+  let cookies: unknown[] = [];
+  try {
+    const cdp = await connectCdp(devtoolsUpstream(handle.devtoolsUrl, handle.devtoolsSocket));
+    try {
+      cookies = (await cdp.send("Storage.getCookies")).cookies ?? [];
+      await cdp.send("Browser.close").catch(() => undefined);
+    } finally {
+      cdp.close();
+    }
+  } catch {
+    // A browser that crashed has nothing to say; its folder is saved as it is.
+  }
+  const deadline = Date.now() + CLOSE_TIMEOUT_MS;
+  while ((await processGroupOf(handle.pid)) !== undefined && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return cookies;
+}

@@ -1,0 +1,142 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { eventually } from "./support/pool-harness";
+import { type RestStack, startRestStack } from "./support/rest-stack";
+
+/**
+ * Profiles as a caller uses them: sign in on a site in a browser started with a profile, stop it, and the next
+ * browser with the profile is still signed in (a session cookie) and keeps the site's local storage.
+ */
+let stack: RestStack;
+let site: Server;
+let siteUrl: string;
+let key: string;
+
+beforeAll(async () => {
+  // Signed in = a session cookie (no expiry: Chromium never writes it to its cookie file).
+  site = createServer((req, res) => {
+    const user = /^\/login\?user=(\w+)$/.exec(req.url ?? "")?.[1];
+    if (user) {
+      res.writeHead(302, { "set-cookie": `sid=${user}; Path=/; HttpOnly`, location: "/" });
+      res.end();
+      return;
+    }
+    const sid = /(?:^|;\s*)sid=(\w+)/.exec(req.headers.cookie ?? "")?.[1];
+    res.writeHead(200, { "content-type": "text/html" });
+    res.end(`<title>Account</title><h1 id="who">${sid ? `Signed in as ${sid}` : "Signed out"}</h1>`);
+  });
+  await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
+  const host = `127.0.0.1:${(site.address() as { port: number }).port}`;
+  siteUrl = `http://${host}`;
+  stack = await startRestStack({ BROWSER_EGRESS_ALLOW: host });
+  key = await stack.newProjectKey();
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.close();
+  site?.closeAllConnections();
+  await new Promise((resolve) => site?.close(resolve));
+});
+
+async function startBrowser(body: object): Promise<{ id: string; browser: Browser; page: Page }> {
+  const created = await stack.request("POST", "/api/v4/browsers", { key, body });
+  expect(created.status).toBe(200);
+  const browser = await puppeteer.connect({ browserWSEndpoint: created.body.cdpUrl, defaultViewport: null });
+  const [page] = await browser.pages();
+  return { id: created.body.id, browser, page };
+}
+
+async function whoIsSignedIn(page: Page): Promise<{ who: string; note: string | null }> {
+  await page.goto(`${siteUrl}/`);
+  return page.evaluate(() => ({
+    who: document.getElementById("who")!.textContent!,
+    note: localStorage.getItem("note"),
+  }));
+}
+
+const stop = (id: string) => stack.request("PATCH", `/api/v4/browsers/${id}`, { key, body: { action: "stop" } });
+
+test("a profile carries sign-in and local storage to the next browser; one browser at a time; others see nothing", async () => {
+  const created = await stack.request("POST", "/api/v4/profiles", { key, body: { name: "shopper", userId: "u-7" } });
+  expect(created.status).toBe(201);
+  const profile = created.body;
+  expect(profile).toEqual({
+    id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    userId: "u-7",
+    name: "shopper",
+    lastUsedAt: null,
+    createdAt: expect.any(String),
+    updatedAt: expect.any(String),
+    cookieDomains: [],
+  });
+
+  const first = await startBrowser({ profileId: profile.id });
+  await first.page.goto(`${siteUrl}/login?user=ana`);
+  await first.page.evaluate(() => localStorage.setItem("note", "remember me"));
+  expect(await whoIsSignedIn(first.page)).toEqual({ who: "Signed in as ana", note: "remember me" });
+
+  // While it is open, no second browser gets it, and it cannot be deleted.
+  const second = await stack.request("POST", "/api/v4/browsers", { key, body: { profileId: profile.id } });
+  expect(second.status).toBe(409);
+  expect(second.body.detail).toMatch(/in use by browser .*one browser at a time/);
+  expect((await stack.request("DELETE", `/api/v4/profiles/${profile.id}`, { key })).status).toBe(409);
+
+  await first.browser.disconnect();
+  await stop(first.id);
+  const saved = await eventually(async () => {
+    const r = await stack.request("GET", `/api/v4/profiles/${profile.id}`, { key });
+    return r.body.cookieDomains.length > 0 ? r.body : undefined;
+  }, 30_000);
+  expect(saved.cookieDomains).toEqual(["127.0.0.1"]);
+  expect(saved.lastUsedAt).not.toBeNull();
+
+  const next = await startBrowser({ profileId: profile.id });
+  expect(await whoIsSignedIn(next.page)).toEqual({ who: "Signed in as ana", note: "remember me" });
+  const stranger = await startBrowser({});
+  expect(await whoIsSignedIn(stranger.page)).toEqual({ who: "Signed out", note: null });
+  for (const b of [next, stranger]) {
+    await b.browser.disconnect();
+    await stop(b.id);
+  }
+}, 120_000);
+
+test("a browser stopped by its timeout saves into its profile too", async () => {
+  const profile = (await stack.request("POST", "/api/v4/profiles", { key, body: {} })).body;
+  const first = await startBrowser({ profileId: profile.id, timeout: 1 });
+  await first.page.goto(`${siteUrl}/login?user=bo`);
+  await first.browser.disconnect();
+  stack.pool.clock.advance(61_000);
+  await eventually(async () => {
+    const r = await stack.request("GET", `/api/v4/profiles/${profile.id}`, { key });
+    return r.body.cookieDomains.length > 0 ? true : undefined;
+  }, 30_000);
+  const next = await startBrowser({ profileId: profile.id });
+  expect((await whoIsSignedIn(next.page)).who).toBe("Signed in as bo");
+  await next.browser.disconnect();
+  await stop(next.id);
+}, 120_000);
+
+test("profiles: read, rename, list, delete; an unknown or another project's profile is a 404 at browser creation", async () => {
+  const profile = (await stack.request("POST", "/api/v3/profiles", { key, body: { name: "a" } })).body;
+  const renamed = await stack.request("PATCH", `/api/v3/profiles/${profile.id}`, { key, body: { name: "b" } });
+  expect(renamed.body).toMatchObject({ id: profile.id, name: "b", userId: null });
+  const cleared = await stack.request("PATCH", `/api/v4/profiles/${profile.id}`, { key, body: { name: null } });
+  expect(cleared.body.name).toBeNull();
+  const listed = await stack.request("GET", "/api/v4/profiles?pageSize=100", { key });
+  expect(listed.body).toMatchObject({ pageNumber: 1, pageSize: 100 });
+  expect(listed.body.items.map((p: { id: string }) => p.id)).toContain(profile.id);
+
+  const otherKey = await stack.newProjectKey();
+  expect((await stack.request("GET", `/api/v4/profiles/${profile.id}`, { key: otherKey })).status).toBe(404);
+  const foreign = await stack.request("POST", "/api/v4/browsers", { key: otherKey, body: { profileId: profile.id } });
+  expect(foreign).toMatchObject({ status: 404, body: { detail: "Profile not found" } });
+  const unknown = await stack.request("POST", "/api/v4/browsers", { key, body: { profileId: randomUUID() } });
+  expect(unknown).toMatchObject({ status: 404, body: { detail: "Profile not found" } });
+
+  expect((await stack.request("DELETE", `/api/v4/profiles/${profile.id}`, { key })).status).toBe(204);
+  expect((await stack.request("GET", `/api/v4/profiles/${profile.id}`, { key })).status).toBe(404);
+  const tooLong = await stack.request("POST", "/api/v4/profiles", { key, body: { name: "x".repeat(101) } });
+  expect(tooLong.status).toBe(422);
+  expect(tooLong.body.detail[0].loc).toEqual(["body", "name"]);
+}, 60_000);

@@ -1,0 +1,3 @@
+import { updateProfileRoute } from "../../v4/profiles/profile-routes";
+
+export const route = updateProfileRoute("v3");

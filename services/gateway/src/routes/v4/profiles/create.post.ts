@@ -1,0 +1,3 @@
+import { createProfileRoute } from "./profile-routes";
+
+export const route = createProfileRoute("v4");

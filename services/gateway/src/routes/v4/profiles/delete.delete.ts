@@ -1,0 +1,3 @@
+import { deleteProfileRoute } from "./profile-routes";
+
+export const route = deleteProfileRoute("v4");

@@ -1,0 +1,3 @@
+import { getProfileRoute } from "./profile-routes";
+
+export const route = getProfileRoute("v4");

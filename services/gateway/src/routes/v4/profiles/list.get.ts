@@ -1,0 +1,3 @@
+import { listProfilesRoute } from "./profile-routes";
+
+export const route = listProfilesRoute("v4");

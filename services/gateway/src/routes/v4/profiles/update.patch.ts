@@ -1,0 +1,3 @@
+import { updateProfileRoute } from "./profile-routes";
+
+export const route = updateProfileRoute("v4");
