@@ -1,5 +1,7 @@
+import { randomUUID } from "node:crypto";
 import { billing, gateway as gatewayProto } from "@bas/proto";
 import { connectClient } from "@bas/service-kit";
+import { storedText } from "@bas/testing";
 import { LOGIN_ACCOUNT, LOGIN_TEXTS } from "../fixtures/sites";
 import {
   type RecordedRequest,
@@ -8,14 +10,22 @@ import {
   toolCallReply,
   toolCallsReply,
 } from "../support/scripted-llm";
+import { startUpstreamProxy, type UpstreamProxy } from "../support/upstream-proxy";
 import { type AgentStack, startAgentStack } from "./support/agent-stack";
 
 /** v4 runs with the real runner, browser pool and billing, and the scripted model. */
 let stack: AgentStack;
+/** A caller's own proxy (customProxy), which wants a password. */
+let callersProxy: UpstreamProxy;
+const PROXY_PASSWORD = `pw-${randomUUID()}`;
 beforeAll(async () => {
-  stack = await startAgentStack();
+  callersProxy = await startUpstreamProxy({ username: "alice", password: PROXY_PASSWORD });
+  stack = await startAgentStack({ egressAllow: [`127.0.0.1:${callersProxy.port}`] });
 });
-afterAll(() => stack?.close());
+afterAll(async () => {
+  await stack?.close();
+  await callersProxy?.close();
+});
 
 const TERMINAL = ["completed", "failed", "cancelled"];
 
@@ -107,6 +117,38 @@ test("a run polled to completed: its result, and token and cost totals equal to 
     cost: run.totalCostUsd,
   });
   expect(Number(run.totalCostUsd)).toBeGreaterThan(0);
+});
+
+test("browserSettings.customProxy: the run's browser goes out through the caller's proxy with its credentials, which are stored nowhere", async () => {
+  const { llm, sites } = stack;
+  llm.script("gpt-4o", [
+    toolCallReply("go_to_url", { url: `${sites.url}/shop/product/pixelon-8` }),
+    (req) => toolCallReply("done", { success: true, text: `It costs ${/(\$[\d.,]+)/.exec(promptText(req))?.[1]}.` }),
+  ]);
+  const customProxy = { host: "127.0.0.1", port: callersProxy.port, username: "alice", password: PROXY_PASSWORD };
+  const created = await stack.request("POST", "/api/v4/runs", {
+    task: "What does the Pixelon 8 cost?",
+    model: "gpt-4o",
+    browserSettings: { customProxy },
+  });
+  expect(created.status).toBe(200);
+  expect(await completed(created.body.id)).toMatchObject({ result: "It costs $699.00." });
+  expect(callersProxy.users.length).toBeGreaterThan(0);
+  expect(new Set(callersProxy.users)).toEqual(new Set(["alice"]));
+  const runEvents = (await stack.request("GET", `/api/v4/runs/${created.body.id}/events?limit=1000`)).body;
+  for (const text of [
+    await storedText(stack.infra),
+    JSON.stringify(runEvents),
+    ...llm.allRequests().map((r) => r.rawBody),
+  ]) {
+    expect(text).not.toContain(PROXY_PASSWORD);
+  }
+  const bad = await stack.request("POST", "/api/v4/runs", {
+    task: "x",
+    browserSettings: { customProxy: { ...customProxy, port: 0 } },
+  });
+  expect(bad.status).toBe(422);
+  expect(bad.body.detail[0]).toMatchObject({ loc: ["body", "browserSettings", "customProxy", "port"] });
 });
 
 test("a follow-up run in the same session sees the earlier turn and uses the same browser (the cart it filled)", async () => {

@@ -1,4 +1,5 @@
 export { createTestDatabase, createTestInfra, natsUrl, testNamespace, type TestInfra } from "./isolation";
 export { eventually } from "./eventually";
+export { storedText } from "./stored-text";
 export { runEnv } from "./run-env";
 export { type ServiceProcess, spawnServiceProcess } from "./service-process";

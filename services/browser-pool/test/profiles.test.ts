@@ -6,12 +6,29 @@ import { type RestStack, startRestStack } from "./support/rest-stack";
 
 /**
  * Profiles as a caller uses them: sign in on a site in a browser started with a profile, stop it, and the next
- * browser with the profile is still signed in (a session cookie) and keeps the site's local storage.
+ * browser with the profile is still signed in (a session cookie) and keeps the site's local storage and IndexedDB.
  */
 let stack: RestStack;
 let site: Server;
 let siteUrl: string;
 let key: string;
+
+/** The site keeps a draft in IndexedDB (database "site", store "drafts"). */
+const DRAFTS_SCRIPT = `<script>
+  const drafts = (mode, use) => new Promise((resolve, reject) => {
+    const open = indexedDB.open("site", 1);
+    open.onupgradeneeded = () => open.result.createObjectStore("drafts");
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const tx = open.result.transaction("drafts", mode);
+      const request = use(tx.objectStore("drafts"));
+      tx.oncomplete = () => { open.result.close(); resolve(request.result ?? null); };
+      tx.onerror = () => reject(tx.error);
+    };
+  });
+  window.saveDraft = (text) => drafts("readwrite", (store) => store.put(text, "current")).then(() => undefined);
+  window.readDraft = () => drafts("readonly", (store) => store.get("current"));
+</script>`;
 
 beforeAll(async () => {
   // Signed in = a session cookie (no expiry: Chromium never writes it to its cookie file).
@@ -24,7 +41,7 @@ beforeAll(async () => {
     }
     const sid = /(?:^|;\s*)sid=(\w+)/.exec(req.headers.cookie ?? "")?.[1];
     res.writeHead(200, { "content-type": "text/html" });
-    res.end(`<title>Account</title><h1 id="who">${sid ? `Signed in as ${sid}` : "Signed out"}</h1>`);
+    res.end(`<title>Account</title><h1 id="who">${sid ? `Signed in as ${sid}` : "Signed out"}</h1>${DRAFTS_SCRIPT}`);
   });
   await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
   const host = `127.0.0.1:${(site.address() as { port: number }).port}`;
@@ -47,17 +64,24 @@ async function startBrowser(body: object): Promise<{ id: string; browser: Browse
   return { id: created.body.id, browser, page };
 }
 
-async function whoIsSignedIn(page: Page): Promise<{ who: string; note: string | null }> {
+/** What the site's page script offers: its drafts, kept in the page's IndexedDB. */
+type DraftsPage = { saveDraft(text: string): Promise<void>; readDraft(): Promise<string | null> };
+
+const saveDraft = (page: Page, text: string) =>
+  page.evaluate((t) => (window as unknown as DraftsPage).saveDraft(t), text);
+
+async function whoIsSignedIn(page: Page): Promise<{ who: string; note: string | null; draft: string | null }> {
   await page.goto(`${siteUrl}/`);
-  return page.evaluate(() => ({
+  return page.evaluate(async () => ({
     who: document.getElementById("who")!.textContent!,
     note: localStorage.getItem("note"),
+    draft: await (window as unknown as DraftsPage).readDraft(),
   }));
 }
 
 const stop = (id: string) => stack.request("PATCH", `/api/v4/browsers/${id}`, { key, body: { action: "stop" } });
 
-test("a profile carries sign-in and local storage to the next browser; one browser at a time; others see nothing", async () => {
+test("a profile carries sign-in, local storage and IndexedDB to the next browser; one browser at a time; others see nothing", async () => {
   const created = await stack.request("POST", "/api/v4/profiles", { key, body: { name: "shopper", userId: "u-7" } });
   expect(created.status).toBe(201);
   const profile = created.body;
@@ -74,7 +98,12 @@ test("a profile carries sign-in and local storage to the next browser; one brows
   const first = await startBrowser({ profileId: profile.id });
   await first.page.goto(`${siteUrl}/login?user=ana`);
   await first.page.evaluate(() => localStorage.setItem("note", "remember me"));
-  expect(await whoIsSignedIn(first.page)).toEqual({ who: "Signed in as ana", note: "remember me" });
+  await saveDraft(first.page, "half-written review");
+  expect(await whoIsSignedIn(first.page)).toEqual({
+    who: "Signed in as ana",
+    note: "remember me",
+    draft: "half-written review",
+  });
 
   // While it is open, no second browser gets it, and it cannot be deleted.
   const second = await stack.request("POST", "/api/v4/browsers", { key, body: { profileId: profile.id } });
@@ -92,9 +121,13 @@ test("a profile carries sign-in and local storage to the next browser; one brows
   expect(saved.lastUsedAt).not.toBeNull();
 
   const next = await startBrowser({ profileId: profile.id });
-  expect(await whoIsSignedIn(next.page)).toEqual({ who: "Signed in as ana", note: "remember me" });
+  expect(await whoIsSignedIn(next.page)).toEqual({
+    who: "Signed in as ana",
+    note: "remember me",
+    draft: "half-written review",
+  });
   const stranger = await startBrowser({});
-  expect(await whoIsSignedIn(stranger.page)).toEqual({ who: "Signed out", note: null });
+  expect(await whoIsSignedIn(stranger.page)).toEqual({ who: "Signed out", note: null, draft: null });
   for (const b of [next, stranger]) {
     await b.browser.disconnect();
     await stop(b.id);

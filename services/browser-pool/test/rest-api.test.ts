@@ -272,6 +272,36 @@ describe.each(["v4", "v3"])("/api/%s/browsers", (version) => {
       bad(["body"], "Input should be a valid dictionary or object to extract fields from", "model_attributes_type"),
     ],
     [
+      "customProxy port 0",
+      "POST",
+      "",
+      { customProxy: { host: "proxy.example.com", port: 0 } },
+      bad(["body", "customProxy", "port"], "Input should be greater than or equal to 1", "greater_than_equal"),
+    ],
+    [
+      "customProxy host with a scheme",
+      "POST",
+      "",
+      { customProxy: { host: "http://proxy.example.com", port: 8080 } },
+      bad(
+        ["body", "customProxy", "host"],
+        String.raw`String should match pattern '^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])$'`,
+        "string_pattern_mismatch",
+      ),
+    ],
+    [
+      "customProxy on loopback (our own services)",
+      "POST",
+      "",
+      { customProxy: { host: "127.0.0.1", port: 5432, username: "u", password: "p" } },
+      bad(
+        ["body", "customProxy", "host"],
+        "customProxy is closed by the browser egress policy: 127.0.0.1:5432 is a loopback address; " +
+          "open it with BROWSER_EGRESS_ALLOW if it is meant to be reachable",
+        "value_error",
+      ),
+    ],
+    [
       "unknown action",
       "PATCH",
       `/${id}`,

@@ -10,6 +10,7 @@ import { createTestInfra, type TestInfra } from "@bas/testing";
 import puppeteer from "puppeteer-core";
 import { findProcessesByArgPrefix, processGroupOf } from "../src/adapters/local/proc-fs";
 import { chromiumIdsIn, eventually, type PoolClient, testEnv } from "./support/pool-harness";
+import { startUpstreamProxy, type UpstreamProxy } from "../../../test/support/upstream-proxy";
 import { startTestSite, TEST_PAGE_TITLE } from "./support/test-site";
 
 const MAIN = join(__dirname, "..", "src", "main.ts");
@@ -19,9 +20,17 @@ let site: Awaited<ReturnType<typeof startTestSite>>;
 let dataDir: string;
 let child: ChildProcess | undefined;
 let client: PoolClient | undefined;
+/** Callers' own proxies: one open, one that wants a password. */
+let openProxy: UpstreamProxy;
+let lockedProxy: UpstreamProxy;
 
 beforeAll(async () => {
-  [infra, site] = await Promise.all([createTestInfra(), startTestSite()]);
+  [infra, site, openProxy, lockedProxy] = await Promise.all([
+    createTestInfra(),
+    startTestSite(),
+    startUpstreamProxy(),
+    startUpstreamProxy({ username: "alice", password: "s3cret" }),
+  ]);
   dataDir = mkdtempSync(join(tmpdir(), "bas-bp-restart-"));
 });
 afterAll(async () => {
@@ -37,6 +46,8 @@ afterAll(async () => {
   }
   rmSync(dataDir, { recursive: true, force: true });
   await site?.close();
+  await openProxy?.close();
+  await lockedProxy?.close();
   await infra?.close();
 });
 
@@ -57,7 +68,7 @@ async function startProcess(env: Record<string, string>, grpcPort: number): Prom
   return proc;
 }
 
-test("killed with SIGKILL while browsers run, then restarted: live browsers adopted, dead ones stopped, no orphan Chromium", async () => {
+test("killed with SIGKILL while browsers run, then restarted: live browsers adopted, dead ones stopped, no orphan Chromium; a browser whose custom proxy had credentials is stopped, not let out another way", async () => {
   const [grpcPort, cdpPort] = await Promise.all([freePort(), freePort()]);
   const env = testEnv(infra, dataDir, {
     GRPC_PORT: String(grpcPort),
@@ -65,25 +76,35 @@ test("killed with SIGKILL while browsers run, then restarted: live browsers adop
     NODE_ID: "restart-node",
     LOG_LEVEL: "warn",
     WARM_POOL_SIZE: "1",
-    BROWSER_EGRESS_ALLOW: site.host,
+    BROWSER_EGRESS_ALLOW: [site.host, `127.0.0.1:${openProxy.port}`, `127.0.0.1:${lockedProxy.port}`].join(","),
   });
   const project = randomUUID();
   child = await startProcess(env, grpcPort);
   client = connectClient(browserPool.BrowserPoolClient, `127.0.0.1:${grpcPort}`);
-  const create = () =>
-    client!.createBrowser({ projectId: project, settings: undefined, timeoutMinutes: 0, metadata: {} });
+  const create = (customProxy?: { port: number; username?: string; password?: string }) =>
+    client!.createBrowser({
+      projectId: project,
+      settings: customProxy && {
+        record: false,
+        customProxy: { host: "127.0.0.1", ignoreCertErrors: false, ...customProxy },
+      },
+      timeoutMinutes: 0,
+      metadata: {},
+    });
   const a = await create();
   const b = await create();
   const c = await create();
+  const proxied = await create({ port: openProxy.port });
+  const locked = await create({ port: lockedProxy.port, username: "alice", password: "s3cret" });
   const puppet = await puppeteer.connect({ browserWSEndpoint: a.cdpUrl, defaultViewport: null });
   await (await puppet.newPage()).goto(site.url);
   await puppet.disconnect();
-  // Three browsers for callers and one idle warm browser.
+  // Five browsers for callers and one idle warm browser.
   const before = await eventually(async () => {
     const ids = await chromiumIdsIn(dataDir);
-    return ids.length === 4 ? ids : undefined;
+    return ids.length === 6 ? ids : undefined;
   });
-  const warm = before.find((id) => ![a.id, b.id, c.id].includes(id))!;
+  const warm = before.find((id) => ![a.id, b.id, c.id, proxied.id, locked.id].includes(id))!;
 
   child.kill("SIGKILL");
   await waitForExit(child, 10_000);
@@ -97,7 +118,7 @@ test("killed with SIGKILL while browsers run, then restarted: live browsers adop
     const ids = await chromiumIdsIn(dataDir);
     return ids.includes(c.id) ? undefined : ids;
   });
-  expect(survivors).toEqual(expect.arrayContaining([a.id, b.id, warm]));
+  expect(survivors).toEqual(expect.arrayContaining([a.id, b.id, proxied.id, locked.id, warm]));
 
   child = await startProcess({ ...env, WARM_POOL_SIZE: "0" }, grpcPort);
   client = connectClient(browserPool.BrowserPoolClient, `127.0.0.1:${grpcPort}`);
@@ -108,9 +129,19 @@ test("killed with SIGKILL while browsers run, then restarted: live browsers adop
     [a.id]: ["active", undefined],
     [b.id]: ["active", undefined],
     [c.id]: ["stopped", "crash"],
+    [proxied.id]: ["active", undefined],
+    // Its proxy's password was in the old process's memory only.
+    [locked.id]: ["stopped", "crash"],
   });
   // The idle warm browser had no owner: reaped. Every Chromium left is an active browser, and vice versa.
-  expect((await chromiumIdsIn(dataDir)).sort()).toEqual([a.id, b.id].sort());
+  expect((await chromiumIdsIn(dataDir)).sort()).toEqual([a.id, b.id, proxied.id].sort());
+
+  // The adopted browser behind an open custom proxy still goes out through it.
+  const seen = openProxy.users.length;
+  const viaProxy = await puppeteer.connect({ browserWSEndpoint: proxied.cdpUrl, defaultViewport: null });
+  await (await viaProxy.newPage()).goto(site.url);
+  await viaProxy.disconnect();
+  expect(openProxy.users.length).toBeGreaterThan(seen);
 
   // The adopted browser answers on its old cdpUrl, with its tab still open.
   const again = await puppeteer.connect({ browserWSEndpoint: a.cdpUrl, defaultViewport: null });

@@ -108,7 +108,7 @@ export function startRunnerService(config: RunnerConfig, deps: RunnerServiceDeps
     const workerDeps: TaskWorkerDeps = {
       runnerId,
       reports,
-      acquireBrowser: (a) => browsers.acquire(a.projectId, a.sessionId, a.browser, a.reopened === true),
+      acquireBrowser: (a, settings) => browsers.acquire(a.projectId, a.sessionId, settings, a.reopened === true),
       connectBrowser: (cdpUrl) => CdpBrowserDriver.connect(cdpUrl),
       claimLease: (taskId, attempt) => leases.claim(taskId, { runnerId, attempt }),
       watchSession: (sessionId, taskId, onStop) => {

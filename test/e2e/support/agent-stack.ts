@@ -54,6 +54,8 @@ export interface AgentStackOptions {
   runnerEnv?: Record<string, string>;
   /** Run the sessions service as a process of its own, which the test may kill -9 (default: in this process). */
   sessionsProcess?: boolean;
+  /** Loopback destinations the browsers may reach besides the fixture sites (`host:port`). */
+  egressAllow?: string[];
 }
 
 export async function startAgentStack(options: AgentStackOptions = {}): Promise<AgentStack> {
@@ -108,7 +110,7 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
         NODE_ID: `e2e-${randomBytes(4).toString("hex")}`,
         BROWSER_DATA_DIR: dataDir,
         // The fixture sites are on loopback, which a tenant's browser may not reach unless allowed.
-        BROWSER_EGRESS_ALLOW: new URL(sites.url).host,
+        BROWSER_EGRESS_ALLOW: [new URL(sites.url).host, ...(options.egressAllow ?? [])].join(","),
         ...options.browserPoolEnv,
       }),
       { ackWaitMs: 1_000 },

@@ -48,6 +48,25 @@ export interface BrowserSettings {
   screenWidth?: number | undefined;
   screenHeight?: number | undefined;
   record: boolean;
+  /**
+   * The caller's own proxy; overrides proxy_country_code. Its username and password travel only in requests
+   * (never in an event, a stored assignment or a read model): a TaskAssignment carries the proxy without them, and
+   * the runner fetches them with the task's secrets.
+   */
+  customProxy?: CustomProxy | undefined;
+}
+
+export interface CustomProxy {
+  host: string;
+  port: number;
+  username?: string | undefined;
+  password?:
+    | string
+    | undefined;
+  /** The browser accepts any TLS certificate (a proxy that inspects TLS, such as Burp Suite). */
+  ignoreCertErrors: boolean;
+  /** In records (events, views), which never hold the credentials: whether the proxy has any. */
+  authenticated?: boolean | undefined;
 }
 
 export interface CreateSessionRequest {
@@ -311,11 +330,18 @@ export interface GetTaskSecretsRequest {
 
 export interface TaskSecrets {
   values: { [key: string]: string };
+  /** The credentials of the task's custom proxy, when it has any. */
+  proxyCredentials?: ProxyCredentials | undefined;
 }
 
 export interface TaskSecrets_ValuesEntry {
   key: string;
   value: string;
+}
+
+export interface ProxyCredentials {
+  username?: string | undefined;
+  password?: string | undefined;
 }
 
 export interface RecordingSavedRequest {
@@ -383,7 +409,14 @@ export interface TaskDispatched {
     | JudgeSettings
     | undefined;
   /** The run's own model parameters (a v4 run's `modelParams`); absent = the provider's defaults. */
-  modelParams?: ModelParams | undefined;
+  modelParams?:
+    | ModelParams
+    | undefined;
+  /**
+   * The run's own proxy (a v4 run's `browserSettings.customProxy`): host, port and ignore_cert_errors only; its
+   * credentials are encrypted at rest elsewhere and never enter the event stream.
+   */
+  customProxy?: CustomProxy | undefined;
 }
 
 export interface TaskDispatched_SecretDomainsEntry {
@@ -741,6 +774,7 @@ function createBaseBrowserSettings(): BrowserSettings {
     screenWidth: undefined,
     screenHeight: undefined,
     record: false,
+    customProxy: undefined,
   };
 }
 
@@ -760,6 +794,9 @@ export const BrowserSettings: MessageFns<BrowserSettings> = {
     }
     if (message.record !== false) {
       writer.uint32(40).bool(message.record);
+    }
+    if (message.customProxy !== undefined) {
+      CustomProxy.encode(message.customProxy, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -817,6 +854,14 @@ export const BrowserSettings: MessageFns<BrowserSettings> = {
             message.record = reader.bool();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.customProxy = CustomProxy.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -852,6 +897,11 @@ export const BrowserSettings: MessageFns<BrowserSettings> = {
         ? globalThis.Number(object.screen_height)
         : undefined,
       record: isSet(object.record) ? globalThis.Boolean(object.record) : false,
+      customProxy: isSet(object.customProxy)
+        ? CustomProxy.fromJSON(object.customProxy)
+        : isSet(object.custom_proxy)
+        ? CustomProxy.fromJSON(object.custom_proxy)
+        : undefined,
     };
   },
 
@@ -872,6 +922,9 @@ export const BrowserSettings: MessageFns<BrowserSettings> = {
     if (message.record !== false) {
       obj.record = message.record;
     }
+    if (message.customProxy !== undefined) {
+      obj.customProxy = CustomProxy.toJSON(message.customProxy);
+    }
     return obj;
   },
 
@@ -885,6 +938,169 @@ export const BrowserSettings: MessageFns<BrowserSettings> = {
     message.screenWidth = object.screenWidth ?? undefined;
     message.screenHeight = object.screenHeight ?? undefined;
     message.record = object.record ?? false;
+    message.customProxy = (object.customProxy !== undefined && object.customProxy !== null)
+      ? CustomProxy.fromPartial(object.customProxy)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCustomProxy(): CustomProxy {
+  return {
+    host: "",
+    port: 0,
+    username: undefined,
+    password: undefined,
+    ignoreCertErrors: false,
+    authenticated: undefined,
+  };
+}
+
+export const CustomProxy: MessageFns<CustomProxy> = {
+  encode(message: CustomProxy, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.host !== "") {
+      writer.uint32(10).string(message.host);
+    }
+    if (message.port !== 0) {
+      writer.uint32(16).int32(message.port);
+    }
+    if (message.username !== undefined) {
+      writer.uint32(26).string(message.username);
+    }
+    if (message.password !== undefined) {
+      writer.uint32(34).string(message.password);
+    }
+    if (message.ignoreCertErrors !== false) {
+      writer.uint32(40).bool(message.ignoreCertErrors);
+    }
+    if (message.authenticated !== undefined) {
+      writer.uint32(48).bool(message.authenticated);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CustomProxy {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCustomProxy();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.host = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.port = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.username = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.password = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.ignoreCertErrors = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.authenticated = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CustomProxy {
+    return {
+      host: isSet(object.host) ? globalThis.String(object.host) : "",
+      port: isSet(object.port) ? globalThis.Number(object.port) : 0,
+      username: isSet(object.username) ? globalThis.String(object.username) : undefined,
+      password: isSet(object.password) ? globalThis.String(object.password) : undefined,
+      ignoreCertErrors: isSet(object.ignoreCertErrors)
+        ? globalThis.Boolean(object.ignoreCertErrors)
+        : isSet(object.ignore_cert_errors)
+        ? globalThis.Boolean(object.ignore_cert_errors)
+        : false,
+      authenticated: isSet(object.authenticated) ? globalThis.Boolean(object.authenticated) : undefined,
+    };
+  },
+
+  toJSON(message: CustomProxy): unknown {
+    const obj: any = {};
+    if (message.host !== "") {
+      obj.host = message.host;
+    }
+    if (message.port !== 0) {
+      obj.port = Math.round(message.port);
+    }
+    if (message.username !== undefined) {
+      obj.username = message.username;
+    }
+    if (message.password !== undefined) {
+      obj.password = message.password;
+    }
+    if (message.ignoreCertErrors !== false) {
+      obj.ignoreCertErrors = message.ignoreCertErrors;
+    }
+    if (message.authenticated !== undefined) {
+      obj.authenticated = message.authenticated;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CustomProxy>, I>>(base?: I): CustomProxy {
+    return CustomProxy.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CustomProxy>, I>>(object: I): CustomProxy {
+    const message = createBaseCustomProxy();
+    message.host = object.host ?? "";
+    message.port = object.port ?? 0;
+    message.username = object.username ?? undefined;
+    message.password = object.password ?? undefined;
+    message.ignoreCertErrors = object.ignoreCertErrors ?? false;
+    message.authenticated = object.authenticated ?? undefined;
     return message;
   },
 };
@@ -4855,7 +5071,7 @@ export const GetTaskSecretsRequest: MessageFns<GetTaskSecretsRequest> = {
 };
 
 function createBaseTaskSecrets(): TaskSecrets {
-  return { values: {} };
+  return { values: {}, proxyCredentials: undefined };
 }
 
 export const TaskSecrets: MessageFns<TaskSecrets> = {
@@ -4863,6 +5079,9 @@ export const TaskSecrets: MessageFns<TaskSecrets> = {
     globalThis.Object.entries(message.values).forEach(([key, value]: [string, string]) => {
       TaskSecrets_ValuesEntry.encode({ key: key as any, value }, writer.uint32(10).fork()).join();
     });
+    if (message.proxyCredentials !== undefined) {
+      ProxyCredentials.encode(message.proxyCredentials, writer.uint32(18).fork()).join();
+    }
     return writer;
   },
 
@@ -4888,6 +5107,14 @@ export const TaskSecrets: MessageFns<TaskSecrets> = {
             if (entry1.value !== undefined) {
               message.values[entry1.key] = entry1.value;
             }
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.proxyCredentials = ProxyCredentials.decode(reader, reader.uint32());
             continue;
           }
         }
@@ -4918,6 +5145,11 @@ export const TaskSecrets: MessageFns<TaskSecrets> = {
           {},
         )
         : {},
+      proxyCredentials: isSet(object.proxyCredentials)
+        ? ProxyCredentials.fromJSON(object.proxyCredentials)
+        : isSet(object.proxy_credentials)
+        ? ProxyCredentials.fromJSON(object.proxy_credentials)
+        : undefined,
     };
   },
 
@@ -4931,6 +5163,9 @@ export const TaskSecrets: MessageFns<TaskSecrets> = {
           obj.values[k] = v;
         });
       }
+    }
+    if (message.proxyCredentials !== undefined) {
+      obj.proxyCredentials = ProxyCredentials.toJSON(message.proxyCredentials);
     }
     return obj;
   },
@@ -4949,6 +5184,9 @@ export const TaskSecrets: MessageFns<TaskSecrets> = {
       },
       {},
     );
+    message.proxyCredentials = (object.proxyCredentials !== undefined && object.proxyCredentials !== null)
+      ? ProxyCredentials.fromPartial(object.proxyCredentials)
+      : undefined;
     return message;
   },
 };
@@ -5034,6 +5272,91 @@ export const TaskSecrets_ValuesEntry: MessageFns<TaskSecrets_ValuesEntry> = {
     const message = createBaseTaskSecrets_ValuesEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseProxyCredentials(): ProxyCredentials {
+  return { username: undefined, password: undefined };
+}
+
+export const ProxyCredentials: MessageFns<ProxyCredentials> = {
+  encode(message: ProxyCredentials, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.username !== undefined) {
+      writer.uint32(10).string(message.username);
+    }
+    if (message.password !== undefined) {
+      writer.uint32(18).string(message.password);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProxyCredentials {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProxyCredentials();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.username = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.password = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProxyCredentials {
+    return {
+      username: isSet(object.username) ? globalThis.String(object.username) : undefined,
+      password: isSet(object.password) ? globalThis.String(object.password) : undefined,
+    };
+  },
+
+  toJSON(message: ProxyCredentials): unknown {
+    const obj: any = {};
+    if (message.username !== undefined) {
+      obj.username = message.username;
+    }
+    if (message.password !== undefined) {
+      obj.password = message.password;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProxyCredentials>, I>>(base?: I): ProxyCredentials {
+    return ProxyCredentials.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProxyCredentials>, I>>(object: I): ProxyCredentials {
+    const message = createBaseProxyCredentials();
+    message.username = object.username ?? undefined;
+    message.password = object.password ?? undefined;
     return message;
   },
 };
@@ -5582,6 +5905,7 @@ function createBaseTaskDispatched(): TaskDispatched {
     secretDomains: {},
     judge: undefined,
     modelParams: undefined,
+    customProxy: undefined,
   };
 }
 
@@ -5622,6 +5946,9 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
     }
     if (message.modelParams !== undefined) {
       ModelParams.encode(message.modelParams, writer.uint32(98).fork()).join();
+    }
+    if (message.customProxy !== undefined) {
+      CustomProxy.encode(message.customProxy, writer.uint32(106).fork()).join();
     }
     return writer;
   },
@@ -5738,6 +6065,14 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
             message.modelParams = ModelParams.decode(reader, reader.uint32());
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.customProxy = CustomProxy.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5826,6 +6161,11 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
         : isSet(object.model_params)
         ? ModelParams.fromJSON(object.model_params)
         : undefined,
+      customProxy: isSet(object.customProxy)
+        ? CustomProxy.fromJSON(object.customProxy)
+        : isSet(object.custom_proxy)
+        ? CustomProxy.fromJSON(object.custom_proxy)
+        : undefined,
     };
   },
 
@@ -5873,6 +6213,9 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
     if (message.modelParams !== undefined) {
       obj.modelParams = ModelParams.toJSON(message.modelParams);
     }
+    if (message.customProxy !== undefined) {
+      obj.customProxy = CustomProxy.toJSON(message.customProxy);
+    }
     return obj;
   },
 
@@ -5902,6 +6245,9 @@ export const TaskDispatched: MessageFns<TaskDispatched> = {
       : undefined;
     message.modelParams = (object.modelParams !== undefined && object.modelParams !== null)
       ? ModelParams.fromPartial(object.modelParams)
+      : undefined;
+    message.customProxy = (object.customProxy !== undefined && object.customProxy !== null)
+      ? CustomProxy.fromPartial(object.customProxy)
       : undefined;
     return message;
   },

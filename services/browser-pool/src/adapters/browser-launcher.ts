@@ -1,9 +1,16 @@
-import type { Launched, Launcher } from "../app/ports";
-import type { BrowserDriver, LaunchSpec, RunningBrowser } from "../domain/browser-driver";
+import type { LaunchExtras, Launched, Launcher } from "../app/ports";
+import type { BrowserDriver, RunningBrowser } from "../domain/browser-driver";
 import type { BrowserHandle } from "../domain/events";
-import type { BrowserSettings } from "../domain/browser-settings";
+import type { BrowserSettings, CustomProxy, ProxyCredentials } from "../domain/browser-settings";
 import type { EgressPolicy } from "@bas/egress-policy";
-import { type NetworkProxy, type ResolveHost, startNetworkProxy, upstreamFor } from "./network-proxy/network-proxy";
+import { InvalidArgumentError } from "@bas/errors";
+import {
+  checkedAddress,
+  type NetworkProxy,
+  type ResolveHost,
+  startNetworkProxy,
+  upstreamFor,
+} from "./network-proxy/network-proxy";
 
 export interface LauncherOptions {
   driver: BrowserDriver;
@@ -19,17 +26,35 @@ export interface LauncherOptions {
 export function createLauncher(options: LauncherOptions): Launcher {
   const { driver } = options;
 
-  /** Every browser gets an egress proxy; it chains to the upstream only when the browser asked for a country. */
-  function startProxy(settings: BrowserSettings, id: string, handle?: BrowserHandle) {
+  /**
+   * A caller's proxy is a destination like any other: its address must pass the egress policy (else a tenant could
+   * point it at our own services), and the browser's egress proxy connects to exactly the address checked.
+   */
+  async function customUpstream(proxy: CustomProxy, credentials: ProxyCredentials | undefined): Promise<string> {
+    const checked = await checkedAddress(proxy.host, proxy.port, options.egressPolicy, options.resolve);
+    const field = { field: ["body", "customProxy", "host"] };
+    if ("refused" in checked) {
+      throw new InvalidArgumentError(`customProxy is closed by the browser egress policy: ${checked.refused}`, field);
+    }
+    if ("unresolved" in checked) throw new InvalidArgumentError(`customProxy: ${checked.unresolved}`, field);
+    const url = new URL("http://proxy.invalid");
+    url.hostname = checked.family === 6 ? `[${checked.address}]` : checked.address;
+    url.port = String(proxy.port);
+    if (credentials?.username) url.username = encodeURIComponent(credentials.username);
+    if (credentials?.password) url.password = encodeURIComponent(credentials.password);
+    return url.href;
+  }
+
+  /** Every browser gets an egress proxy; it chains to an upstream when the browser asked for a country or its own. */
+  async function startProxy(settings: BrowserSettings, id: string, handle?: BrowserHandle, upstream?: string) {
     const country = settings.proxyCountryCode;
-    return driver.egressAddress(id, handle).then((listen) =>
-      startNetworkProxy({
-        listen,
-        upstreamUrl: country === null ? null : upstreamFor(options.proxyUpstreamTemplate, country),
-        policy: options.egressPolicy,
-        resolve: options.resolve,
-      }),
-    );
+    const listen = await driver.egressAddress(id, handle);
+    return startNetworkProxy({
+      listen,
+      upstreamUrl: upstream ?? (country === null ? null : upstreamFor(options.proxyUpstreamTemplate, country)),
+      policy: options.egressPolicy,
+      resolve: options.resolve,
+    });
   }
 
   function launched(id: string, running: RunningBrowser, networkProxy: NetworkProxy, settings: BrowserSettings) {
@@ -48,19 +73,23 @@ export function createLauncher(options: LauncherOptions): Launcher {
   }
 
   return {
-    async launch(
-      id: string,
-      settings: BrowserSettings,
-      prepareProfile?: LaunchSpec["prepareProfile"],
-    ): Promise<Launched> {
-      const networkProxy = await startProxy(settings, id);
+    checkCustomProxy: async (proxy) => {
+      await customUpstream(proxy, undefined);
+    },
+
+    async launch(id: string, settings: BrowserSettings, extras: LaunchExtras = {}): Promise<Launched> {
+      const upstream = settings.customProxy
+        ? await customUpstream(settings.customProxy, extras.proxyCredentials)
+        : undefined;
+      const networkProxy = await startProxy(settings, id, undefined, upstream);
       try {
         const running = await driver.launch({
           browserId: id,
           screenWidth: settings.screenWidth,
           screenHeight: settings.screenHeight,
           egress: networkProxy.address,
-          prepareProfile,
+          prepareProfile: extras.prepareProfile,
+          ignoreCertificateErrors: settings.customProxy?.ignoreCertErrors ?? false,
         });
         return launched(id, running, networkProxy, settings);
       } catch (err) {
@@ -77,7 +106,8 @@ export function createLauncher(options: LauncherOptions): Launcher {
       const running = await driver.adopt(id, handle);
       if (!running) return undefined;
       try {
-        return launched(id, running, await startProxy(settings, id, handle), settings);
+        const upstream = settings.customProxy ? await customUpstream(settings.customProxy, undefined) : undefined;
+        return launched(id, running, await startProxy(settings, id, handle, upstream), settings);
       } catch {
         await running.kill();
         return undefined;

@@ -10,6 +10,7 @@ import {
   type BrowserSettingsInput,
   checkMetadata,
   isWarmEligible,
+  proxyCredentialsOf,
   resolveSettings,
   resolveTimeoutMinutes,
 } from "../domain/browser-settings";
@@ -215,6 +216,9 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
   /** Launches (or takes a warm) browser and records it; resolves once it answers CDP. */
   async function create(input: CreateInput): Promise<{ view: BrowserView; secret: string }> {
     const settings = resolveSettings(input.settings);
+    const proxyCredentials = proxyCredentialsOf(input.settings);
+    // A custom proxy the egress policy refuses is the caller's mistake (422), told before anything is recorded.
+    if (settings.customProxy) await deps.launcher.checkCustomProxy(settings.customProxy);
     const timeoutMinutes = resolveTimeoutMinutes(input.timeoutMinutes);
     const metadata = checkMetadata(input.metadata ?? {});
     const cannotRecord = settings.record ? deps.recorder.problem() : undefined;
@@ -258,7 +262,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         const restore = profileState
           ? (dir: string, uid: number | undefined) => deps.profileStates.restore(profileState, dir, uid)
           : undefined;
-        launched = await deps.launcher.launch(id, settings, restore);
+        launched = await deps.launcher.launch(id, settings, { prepareProfile: restore, proxyCredentials });
         if (profileState) await deps.profileStates.resume(profileState, launched).catch(disposing(launched));
       } catch (err) {
         log.error({ err, browserId: id }, "browser launch failed");

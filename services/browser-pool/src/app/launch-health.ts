@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from "@bas/errors";
 import type { Launcher } from "./ports";
 
 /** Whether this node can launch a browser now, and if not, why and what to do about it. */
@@ -58,12 +59,14 @@ export function createLaunchHealth(deps: LaunchHealthDeps) {
     watch(launcher: Launcher): Launcher {
       return {
         ...launcher,
-        async launch(id, settings, prepareProfile) {
+        async launch(id, settings, extras) {
           try {
-            const launched = await launcher.launch(id, settings, prepareProfile);
+            const launched = await launcher.launch(id, settings, extras);
             failuresInARow = 0;
             return launched;
           } catch (err) {
+            // A caller's mistake (a custom proxy the egress policy refuses) says nothing about launching.
+            if (err instanceof InvalidArgumentError) throw err;
             failuresInARow += 1;
             lastFailure = firstLine(err);
             throw err;

@@ -1,6 +1,6 @@
 import type { EgressAddress, LaunchSpec, RunningBrowser } from "../domain/browser-driver";
 import type { BrowserHandle } from "../domain/events";
-import type { BrowserSettings } from "../domain/browser-settings";
+import type { BrowserSettings, CustomProxy, ProxyCredentials } from "../domain/browser-settings";
 import type { BrowserView } from "../domain/browser-view";
 
 /** What the app needs from the outside, implemented in `adapters/` and wired in `service.ts`. */
@@ -126,8 +126,17 @@ export interface Launched {
 }
 
 /** Starts browsers (with their egress proxies) on this node's driver, or takes over those a previous run left. */
+/** What a launch needs beyond the recorded settings; never recorded. */
+export interface LaunchExtras {
+  prepareProfile?: LaunchSpec["prepareProfile"];
+  /** The custom proxy's credentials (settings.customProxy), held in memory only. */
+  proxyCredentials?: ProxyCredentials;
+}
+
 export interface Launcher {
-  launch(id: string, settings: BrowserSettings, prepareProfile?: LaunchSpec["prepareProfile"]): Promise<Launched>;
+  launch(id: string, settings: BrowserSettings, extras?: LaunchExtras): Promise<Launched>;
+  /** Refuses (InvalidArgumentError) a custom proxy the egress policy closes or whose name does not resolve. */
+  checkCustomProxy(proxy: CustomProxy): Promise<void>;
   /** Undefined when the browser is gone, or its proxy cannot be opened where the browser expects it. */
   adopt(id: string, handle: BrowserHandle, settings: BrowserSettings): Promise<Launched | undefined>;
 }

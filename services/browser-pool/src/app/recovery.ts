@@ -16,7 +16,8 @@ export interface RecoveryDeps {
 
 /**
  * At start, before anything new launches: every browser the read model says this node runs is either adopted
- * (still alive and answering CDP) or recorded as stopped (`crash`); then whatever this node's driver still finds
+ * (still alive and answering CDP, and not behind a custom proxy whose credentials are gone) or recorded as stopped
+ * (`crash`); then whatever this node's driver still finds
  * running that nobody owns (idle warm browsers of the last run, a launch cut short) is ended.
  * The read model must have caught up with the event stream first.
  */
@@ -26,7 +27,10 @@ export async function recoverBrowsers(
   const rows = await deps.readModel.liveOnNode(deps.nodeId);
   const keep = new Set<string>();
   for (const row of rows) {
-    if (row.status === "active" && row.handle) {
+    // A custom proxy's credentials were held in memory only: the browser cannot go on through that proxy, and must
+    // not go out any other way.
+    const lostProxy = row.settings.customProxy?.authenticated === true;
+    if (row.status === "active" && row.handle && !lostProxy) {
       const launched = await deps.launcher.adopt(row.id, row.handle, row.settings);
       if (launched) {
         await deps.pool.adopt(row, launched);
@@ -37,7 +41,10 @@ export async function recoverBrowsers(
     // Its last usage report first (a crash right after the stop below must not lose it; a repeat costs nothing):
     // no more time is billed, but billing learns that the browser's cost is complete.
     await deps.usage.finishUntracked({ id: row.id, projectId: row.projectId, sessionId: row.sessionId }, deps.now());
-    await deps.pool.stop(row.id, { reason: "crash", detail: "the browser was gone when browser-pool restarted" });
+    const detail = lostProxy
+      ? "browser-pool restarted, and the credentials of the browser's custom proxy are not kept across a restart"
+      : "the browser was gone when browser-pool restarted";
+    await deps.pool.stop(row.id, { reason: "crash", detail });
   }
   const reaped = await deps.driver.reapOrphans(keep);
   const result = { adopted: keep.size, stopped: rows.length - keep.size, reaped: reaped.length };

@@ -10,6 +10,8 @@ export interface LaunchSpec {
   egress: EgressAddress;
   /** Fills the fresh profile folder (a saved profile's state) before the browser starts; `uid` is its owner. */
   prepareProfile?: (userDataDir: string, uid: number | undefined) => Promise<void>;
+  /** The caller's own proxy inspects TLS: the browser accepts any certificate. */
+  ignoreCertificateErrors?: boolean;
 }
 
 /** A Unix socket (local browsers reach it from their sandbox) or a TCP address (pods reach it over the network). */

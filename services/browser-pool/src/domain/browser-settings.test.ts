@@ -2,6 +2,7 @@ import { InvalidArgumentError } from "@bas/errors";
 import {
   checkMetadata,
   isWarmEligible,
+  proxyCredentialsOf,
   resolveSettings,
   resolveTimeoutMinutes,
   WARM_SETTINGS,
@@ -14,8 +15,44 @@ test("defaults: proxy in us, 1920x1080, no profile; a null proxy means none", ()
     screenWidth: 1920,
     screenHeight: 1080,
     record: false,
+    customProxy: null,
   });
   expect(resolveSettings({ proxyCountryCode: null }).proxyCountryCode).toBeNull();
+});
+
+test("a custom proxy overrides the country and is recorded without its credentials", () => {
+  const input = {
+    proxyCountryCode: "de",
+    customProxy: { host: "Proxy.Example.com", port: 8080, username: "u", password: "p" },
+  };
+  const settings = resolveSettings(input);
+  expect(settings.proxyCountryCode).toBeNull();
+  expect(settings.customProxy).toEqual({
+    host: "proxy.example.com",
+    port: 8080,
+    ignoreCertErrors: false,
+    authenticated: true,
+  });
+  expect(JSON.stringify(settings)).not.toContain('"p"');
+  expect(proxyCredentialsOf(input)).toEqual({ username: "u", password: "p" });
+  expect(proxyCredentialsOf({ customProxy: { host: "10.0.0.1", port: 3128 } })).toBeUndefined();
+  expect(resolveSettings({ customProxy: { host: "[::1]", port: 1 } }).customProxy?.authenticated).toBe(false);
+  expect(isWarmEligible(resolveSettings({ customProxy: { host: "proxy.example.com", port: 80 } }))).toBe(false);
+});
+
+test.each([
+  [{ host: "http://proxy.example.com", port: 80 }, "host"],
+  [{ host: "user@proxy.example.com", port: 80 }, "host"],
+  [{ host: "proxy.example.com:80", port: 80 }, "host"],
+  [{ host: "", port: 80 }, "host"],
+  [{ host: "proxy.example.com", port: 0 }, "port"],
+  [{ host: "proxy.example.com", port: 65536 }, "port"],
+  [{ host: "proxy.example.com", port: 80, username: "a:b" }, "username"],
+  [{ host: "proxy.example.com", port: 80, password: "" }, "password"],
+])("an invalid custom proxy %j names customProxy.%s", (customProxy, field) => {
+  expect(() => resolveSettings({ customProxy })).toThrow(
+    expect.objectContaining({ field: ["body", "customProxy", field] }),
+  );
 });
 
 test("only requests for exactly the warm configuration may take a warm browser", () => {

@@ -8,6 +8,27 @@ export interface BrowserSettings {
   screenWidth: number;
   screenHeight: number;
   record: boolean;
+  /** The caller's own upstream proxy (it overrides the country, and is not metered); never its credentials. */
+  customProxy: CustomProxy | null;
+}
+
+/** A custom proxy as recorded: where it is and whether it needs credentials, which are kept in memory only. */
+export interface CustomProxy {
+  host: string;
+  port: number;
+  ignoreCertErrors: boolean;
+  authenticated: boolean;
+}
+
+export interface ProxyCredentials {
+  username?: string;
+  password?: string;
+}
+
+export interface CustomProxyInput extends ProxyCredentials {
+  host: string;
+  port: number;
+  ignoreCertErrors?: boolean;
 }
 
 /** What a caller may leave out; `undefined` takes the default, `null` proxy means "no proxy". */
@@ -17,6 +38,7 @@ export interface BrowserSettingsInput {
   screenWidth?: number | null;
   screenHeight?: number | null;
   record?: boolean;
+  customProxy?: CustomProxyInput | null;
 }
 
 export const DEFAULT_PROXY_COUNTRY = "us";
@@ -34,10 +56,13 @@ const invalid = (field: string, message: string) => new InvalidArgumentError(mes
  * service's own guard for gRPC callers (the runner), so the `field` names are the REST ones.
  */
 export function resolveSettings(input: BrowserSettingsInput = {}): BrowserSettings {
-  const proxy = input.proxyCountryCode === undefined ? DEFAULT_PROXY_COUNTRY : input.proxyCountryCode;
-  if (proxy !== null && !/^[a-z]{2}$/.test(proxy)) {
+  const customProxy = checkCustomProxy(input.customProxy ?? null);
+  const country = input.proxyCountryCode === undefined ? DEFAULT_PROXY_COUNTRY : input.proxyCountryCode;
+  if (country !== null && !/^[a-z]{2}$/.test(country)) {
     throw invalid("proxyCountryCode", "proxyCountryCode must be a lowercase two-letter country code");
   }
+  // A custom proxy overrides the country: the browser uses none of ours.
+  const proxy = customProxy ? null : country;
   const profileId = input.profileId ?? null;
   if (profileId !== null && !UUID.test(profileId)) throw invalid("profileId", "profileId must be a UUID");
   const width = input.screenWidth ?? null;
@@ -56,7 +81,44 @@ export function resolveSettings(input: BrowserSettingsInput = {}): BrowserSettin
     screenWidth: width ?? DEFAULT_SCREEN.width,
     screenHeight: height ?? DEFAULT_SCREEN.height,
     record: input.record ?? false,
+    customProxy,
   };
+}
+
+/** A host name or IP literal: no scheme, path, credentials, port or spaces ([v6] in brackets). */
+const PROXY_HOST =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])$/;
+
+function checkCustomProxy(input: CustomProxyInput | null): CustomProxy | null {
+  if (input === null) return null;
+  const field = (name: string) => ["body", "customProxy", name];
+  const bad = (name: string, message: string) => new InvalidArgumentError(message, { field: field(name) });
+  if (input.host.length > 255 || !PROXY_HOST.test(input.host)) {
+    throw bad("host", "customProxy.host must be a host name or an IP address, without scheme, port or path");
+  }
+  if (!Number.isInteger(input.port) || input.port < 1 || input.port > 65535) {
+    throw bad("port", "customProxy.port must be an integer from 1 to 65535");
+  }
+  for (const name of ["username", "password"] as const) {
+    const value = input[name];
+    if (value !== undefined && (value.length < 1 || value.length > 255)) {
+      throw bad(name, `customProxy.${name} must have 1 to 255 characters`);
+    }
+  }
+  if (input.username?.includes(":")) throw bad("username", "customProxy.username must not contain ':'");
+  return {
+    host: input.host.toLowerCase(),
+    port: input.port,
+    ignoreCertErrors: input.ignoreCertErrors ?? false,
+    authenticated: input.username !== undefined || input.password !== undefined,
+  };
+}
+
+/** The custom proxy's credentials, which go to the launcher and nowhere else. */
+export function proxyCredentialsOf(input: BrowserSettingsInput | undefined): ProxyCredentials | undefined {
+  const proxy = input?.customProxy;
+  if (!proxy || (proxy.username === undefined && proxy.password === undefined)) return undefined;
+  return { username: proxy.username, password: proxy.password };
 }
 
 function checkRange(field: string, value: number | null, bounds: { min: number; max: number }) {
@@ -93,6 +155,7 @@ export function checkMetadata(metadata: Record<string, string>): Record<string, 
 export function isWarmEligible(settings: BrowserSettings): boolean {
   return (
     settings.profileId === null &&
+    settings.customProxy === null &&
     settings.proxyCountryCode === DEFAULT_PROXY_COUNTRY &&
     settings.screenWidth === DEFAULT_SCREEN.width &&
     settings.screenHeight === DEFAULT_SCREEN.height

@@ -94,11 +94,11 @@ function describe(issue: Issue, part: RequestPart, atRoot: boolean): { type: str
     case "invalid_format":
       if (issue.format === "uuid" || issue.format === "guid")
         return { type: "uuid_parsing", msg: "Input should be a valid UUID" };
-      if (issue.format === "regex")
-        return {
-          type: "string_pattern_mismatch",
-          msg: `String should match pattern '${(issue as z.core.$ZodIssueInvalidStringFormat).pattern}'`,
-        };
+      if (issue.format === "regex") {
+        // zod gives the pattern as a literal (/…/); pydantic names its source.
+        const pattern = (issue as z.core.$ZodIssueInvalidStringFormat).pattern?.replace(/^\/(.*)\/[a-z]*$/s, "$1");
+        return { type: "string_pattern_mismatch", msg: `String should match pattern '${pattern}'` };
+      }
       return { type: `${issue.format}_parsing`, msg: `Input should be a valid ${issue.format}` };
     case "custom":
       return { type: String(issue.params?.type ?? "value_error"), msg: issue.message };

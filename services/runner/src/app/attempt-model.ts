@@ -33,7 +33,7 @@ export async function resolveModel(t: Attempt): Promise<AttemptModel | TaskDispo
   let secrets: Record<string, string> | undefined;
   const secretValues = async () => {
     secrets ??= a.sensitiveDataKeys.length
-      ? await deps.reports.taskSecrets({ sessionId: a.sessionId, taskId: a.taskId })
+      ? (await deps.reports.taskSecrets({ sessionId: a.sessionId, taskId: a.taskId })).values
       : {};
     return secrets;
   };

@@ -13,7 +13,8 @@ export interface TaskReports {
   taskFailed(req: sessions.TaskFailedRequest): Promise<void>;
   usageReported(req: sessions.UsageReportedRequest): Promise<void>;
   taskProgress(req: sessions.GetTaskProgressRequest): Promise<sessions.TaskProgress>;
-  taskSecrets(req: sessions.GetTaskSecretsRequest): Promise<Record<string, string>>;
+  /** The task's sensitiveData values and its custom proxy's credentials, while the task is current. */
+  taskSecrets(req: sessions.GetTaskSecretsRequest): Promise<sessions.TaskSecrets>;
 }
 
 /** One model call's usage as billing gets it: the id makes a repeat count once. */

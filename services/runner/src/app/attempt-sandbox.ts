@@ -1,6 +1,7 @@
 import type { Attempt, TaskDisposition } from "./attempt";
 import { ignoreStale } from "./attempt-reports";
 import type { BrowserDriver } from "./browser-driver";
+import { browserSettingsFor } from "./browser-settings";
 import { BrowserConnectError } from "./browser-errors";
 import type { AcquiredBrowser, TaskLease } from "./task-worker";
 
@@ -24,9 +25,10 @@ export async function letGo(held: Held, disposition: TaskDisposition | undefined
 }
 
 /** The session's browser, connected; waits while browser-pool (or the browser's CDP endpoint) is away. */
-export function openBrowser(t: Attempt): Promise<OpenBrowser> {
+export async function openBrowser(t: Attempt): Promise<OpenBrowser> {
+  const settings = await browserSettingsFor(t.assignment, t.deps.reports);
   return t.waitOut("browser-pool", async () => {
-    const acquired = await t.deps.acquireBrowser(t.assignment);
+    const acquired = await t.deps.acquireBrowser(t.assignment, settings);
     try {
       return { acquired, browser: await t.deps.connectBrowser(acquired.cdpUrl) };
     } catch (err) {

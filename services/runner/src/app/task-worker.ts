@@ -1,4 +1,4 @@
-import type { runner } from "@bas/proto";
+import type { runner, sessions } from "@bas/proto";
 import type { CallParams, ModelRoute } from "../domain/model-routes";
 import type { PendingStep } from "../domain/step-memory";
 import type { AgentOptions } from "./agent-loop";
@@ -38,7 +38,8 @@ export interface TaskLease {
 export interface TaskWorkerDeps {
   runnerId: string;
   reports: TaskReports;
-  acquireBrowser(a: runner.TaskAssignment): Promise<AcquiredBrowser>;
+  /** The session's browser, with `settings` (the assignment's, a custom proxy's credentials filled in). */
+  acquireBrowser(a: runner.TaskAssignment, settings: sessions.BrowserSettings | undefined): Promise<AcquiredBrowser>;
   connectBrowser(cdpUrl: string): Promise<BrowserDriver>;
   claimLease(taskId: string, attempt: number): Promise<TaskLease>;
   /** Calls `onStop` when the session's events say the task must end; returns the unsubscribe. */

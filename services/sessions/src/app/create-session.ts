@@ -1,6 +1,7 @@
 import { InvalidArgumentError, LimitExceededError } from "@bas/errors";
 import type { NewTask } from "../domain/commands";
 import type {
+  CustomProxy,
   JsonValue,
   JudgeSettings,
   ModelParams,
@@ -12,7 +13,15 @@ import { reopensOnNextTurn } from "../domain/decide";
 import type { SessionState } from "../domain/state";
 import { type CallDeadline, defaultDeadline } from "./call-deadline";
 import { derivedId } from "./derived-id";
-import type { LiveLinks, LockedProject, ProjectLock, SecretsVault, SessionQueries, SessionRecord } from "./ports";
+import type {
+  LiveLinks,
+  LockedProject,
+  ProjectLock,
+  ProxyCredentials,
+  SecretsVault,
+  SessionQueries,
+  SessionRecord,
+} from "./ports";
 import type { SessionCommands } from "./session-commands";
 import { recordOf } from "./session-reads";
 
@@ -36,6 +45,10 @@ export interface CreateSessionInput {
   judge?: JudgeSettings;
   /** v4: the run's own model parameters. */
   modelParams?: ModelParams;
+  /** v4: the run's own proxy, without its credentials. */
+  customProxy?: CustomProxy;
+  /** v4: the custom proxy's username and password: for the vault only, never for an event. */
+  proxyCredentials?: ProxyCredentials;
 }
 
 /** The session as read after the create, and the id of the task it dispatched (none for a task-less create). */
@@ -115,6 +128,7 @@ export function createSessionHandler(deps: CreateSessionDeps) {
       maxCostUsd: input.api === "v4" ? input.settings.maxCostUsd : null,
       ...(input.judge ? { judge: input.judge } : {}),
       ...(input.modelParams ? { modelParams: input.modelParams } : {}),
+      ...(input.customProxy ? { customProxy: input.customProxy } : {}),
     };
   }
 
@@ -125,8 +139,9 @@ export function createSessionHandler(deps: CreateSessionDeps) {
     task: NewTask | null,
     fn: () => Promise<T>,
   ) {
-    if (!task || task.sensitiveDataKeys.length === 0) return fn();
-    await vault.put(sessionId, task.taskId, input.sensitiveData);
+    const { sensitiveData: values, proxyCredentials } = input;
+    if (!task || (task.sensitiveDataKeys.length === 0 && !proxyCredentials)) return fn();
+    await vault.put(sessionId, task.taskId, { values, ...(proxyCredentials ? { proxyCredentials } : {}) });
     try {
       return await fn();
     } catch (err) {

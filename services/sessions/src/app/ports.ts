@@ -77,10 +77,23 @@ export interface MessageQueries {
   list(sessionId: string, cursor: MessageCursor): Promise<MessagePage | { unknownCursor: "after" | "before" }>;
 }
 
-/** sensitiveData values, encrypted at rest, per session and task. */
+/** The username and password of a run's custom proxy. */
+export interface ProxyCredentials {
+  username?: string;
+  password?: string;
+}
+
+/** What a task keeps secret: its sensitiveData values (by key), and its custom proxy's credentials if any. */
+export interface TaskSecrets {
+  values: Record<string, string>;
+  proxyCredentials?: ProxyCredentials;
+}
+
+/** A task's secrets, encrypted at rest, per session and task. */
 export interface SecretsVault {
-  put(sessionId: string, taskId: string, values: Record<string, string>): Promise<void>;
-  get(sessionId: string, taskId: string): Promise<Record<string, string>>;
+  put(sessionId: string, taskId: string, secrets: TaskSecrets): Promise<void>;
+  /** The task's secrets; none (`{ values: {} }`) when nothing is stored for it. */
+  get(sessionId: string, taskId: string): Promise<TaskSecrets>;
   /** Forgets one task's values, or all of the session's when no task is named. */
   forget(sessionId: string, taskId?: string): Promise<void>;
 }

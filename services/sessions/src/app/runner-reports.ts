@@ -6,7 +6,7 @@ import type { SessionCommand } from "../domain/commands";
 import { sessionDecider } from "../domain/decider";
 import type { JsonValue } from "../domain/events";
 import { type TaskProgress, taskProgress } from "../domain/task-progress";
-import type { SecretsVault } from "./ports";
+import type { SecretsVault, TaskSecrets } from "./ports";
 import type { SessionCommands } from "./session-commands";
 
 /** The commands a runner may send about the session it works. */
@@ -86,7 +86,7 @@ export function createRunnerReports(commands: SessionCommands, vault: SecretsVau
     },
 
     /** Only while the task is the session's current one: a stale runner gets nothing. */
-    async taskSecrets(sessionId: string, taskId: string): Promise<Record<string, string>> {
+    async taskSecrets(sessionId: string, taskId: string): Promise<TaskSecrets> {
       const state = await commands.load(sessionId);
       if (state.status === "none") throw new NotFoundError("Session not found");
       if (state.deleted || state.task?.id !== taskId) {

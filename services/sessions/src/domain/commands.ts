@@ -1,4 +1,5 @@
 import type {
+  CustomProxy,
   JsonValue,
   JudgeSettings,
   ModelParams,
@@ -20,6 +21,8 @@ export interface NewTask extends TaskOptions {
   judge?: JudgeSettings;
   /** The run's own model parameters (v4). */
   modelParams?: ModelParams;
+  /** The run's own proxy (v4), without its credentials (those go to the vault). */
+  customProxy?: CustomProxy;
 }
 
 /** A message of a step, as the runner reports it. */

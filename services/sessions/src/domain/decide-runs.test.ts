@@ -1,6 +1,16 @@
 import { NotFoundError } from "@bas/errors";
 import type { SessionCommand } from "./commands";
-import { completed, created, dispatched, newTask, PROJECT, sandboxReady, spec, started } from "./decider-spec";
+import {
+  completed,
+  created,
+  dispatched,
+  newTask,
+  PROJECT,
+  sandboxReady,
+  settings,
+  spec,
+  started,
+} from "./decider-spec";
 import type { SessionEvent } from "./events";
 import { runChangeOf, shownRunStatus } from "./run-view";
 import { EARLIER_TURNS } from "./state";
@@ -64,6 +74,52 @@ describe("v4 conversations in the session aggregate", () => {
     expect(turns).toHaveLength(EARLIER_TURNS.max);
     expect(turns[0].task).toHaveLength(EARLIER_TURNS.chars);
     expect(turns[0].task.endsWith("...")).toBe(true);
+  });
+});
+
+describe("a run's custom proxy", () => {
+  const proxy = { host: "proxy.example", port: 8080, ignoreCertErrors: true };
+  const idle = () => [...runningRun(), completed("r1")];
+  const withProxy: SessionCommand = {
+    type: "DispatchTask",
+    projectId: PROJECT,
+    task: newTask("r2", { keepAlive: true, customProxy: proxy }),
+    api: "v4",
+  };
+
+  test("is the run's: recorded in its TaskDispatched and held on the current task", () => {
+    expect(spec(idle()).when(withProxy)).toEqual([
+      { type: "TaskDispatched", data: expect.objectContaining({ taskId: "r2", customProxy: proxy }) },
+    ]);
+    expect(spec(idle()).after(withProxy)).toMatchObject({ status: "running", task: { id: "r2", customProxy: proxy } });
+    const create: SessionCommand = {
+      type: "CreateSession",
+      settings,
+      options: { keepAlive: true, codeMode: false, outputSchema: null },
+      idempotencyKey: null,
+      task: newTask("r1", { keepAlive: true, customProxy: proxy }),
+      preparationId: "prep-1",
+      api: "v4",
+    };
+    expect(spec([]).after(create)).toMatchObject({ task: { id: "r1", customProxy: proxy } });
+  });
+
+  test("is not inherited: neither a follow-up run nor a queued message's run has one", () => {
+    const proxied = [...idle(), dispatched("r2", { keepAlive: true, customProxy: proxy })];
+    const next = spec([...proxied, completed("r2")]).after(followUp("r3", "v4"));
+    expect(next).toMatchObject({ status: "running", task: { id: "r3" } });
+    expect(next.status !== "none" && next.task).not.toHaveProperty("customProxy");
+    const interrupt: SessionCommand = {
+      type: "QueueMessage",
+      projectId: PROJECT,
+      text: "next",
+      interrupt: true,
+      dedupeKey: null,
+    };
+    const events = spec(proxied).when(interrupt);
+    const drained = events.find((e) => e.type === "TaskDispatched");
+    expect(drained).toMatchObject({ data: { task: "next" } });
+    expect(drained?.data).not.toHaveProperty("customProxy");
   });
 });
 

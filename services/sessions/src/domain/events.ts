@@ -37,6 +37,16 @@ export interface ModelParams {
   maxOutputTokens?: number;
 }
 
+/**
+ * A v4 run's own proxy, where it is only: its username and password never enter an event (they are in the secrets
+ * vault, under the task). A property of the run, not the session: a follow-up run without one has none.
+ */
+export interface CustomProxy {
+  host: string;
+  port: number;
+  ignoreCertErrors: boolean;
+}
+
 /** The API a session was made through: v3 sessions, or v4 conversations whose tasks are runs. */
 export type SessionApi = "v3" | "v4";
 
@@ -87,6 +97,8 @@ export type TaskDispatched = DomainEvent<
     judge?: JudgeSettings;
     /** The run's own model parameters (v4). */
     modelParams?: ModelParams;
+    /** The run's own proxy (v4), without its credentials. */
+    customProxy?: CustomProxy;
   }
 >;
 export type SandboxReady = DomainEvent<"SandboxReady", { browserId: string }>;

@@ -1,5 +1,6 @@
 import type { EventEnvelope } from "@bas/event-store";
 import type {
+  CustomProxy,
   JsonValue,
   JudgeSettings,
   ModelParams,
@@ -26,6 +27,8 @@ export interface CurrentTask {
   judge?: JudgeSettings;
   /** The run's own model parameters (v4). */
   modelParams?: ModelParams;
+  /** The run's own proxy (v4), without its credentials. */
+  customProxy?: CustomProxy;
   /** The runner reported TaskStarted (for this attempt). */
   started: boolean;
   attempt: number;
@@ -177,7 +180,7 @@ function evolveSession(state: SessionState, event: EventEnvelope<SessionEvent>):
     case "TaskDispatched": {
       const { taskId, task, sensitiveDataKeys, secretDomains, keepAlive, codeMode, outputSchema, maxCostUsd } =
         event.data;
-      const { judge, modelParams } = event.data;
+      const { judge, modelParams, customProxy } = event.data;
       const current: CurrentTask = {
         id: taskId,
         task,
@@ -186,6 +189,7 @@ function evolveSession(state: SessionState, event: EventEnvelope<SessionEvent>):
         maxCostUsd: maxCostUsd ?? null,
         ...(judge ? { judge } : {}),
         ...(modelParams ? { modelParams } : {}),
+        ...(customProxy ? { customProxy } : {}),
         started: false,
         attempt: 0,
         lastStep: -1,

@@ -36,6 +36,7 @@ export function toProtoBrowser(view: BrowserView): browserPool.Browser {
       screenWidth: view.settings.screenWidth,
       screenHeight: view.settings.screenHeight,
       record: view.settings.record,
+      customProxy: view.settings.customProxy ?? undefined,
     },
   };
 }
@@ -67,6 +68,7 @@ function settingsOf(settings: sessions.BrowserSettings | undefined): BrowserSett
     screenWidth: settings?.screenWidth ?? null,
     screenHeight: settings?.screenHeight ?? null,
     record: settings?.record ?? false,
+    customProxy: settings?.customProxy ?? null,
   };
 }
 

@@ -170,6 +170,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Browse
       screenWidth: spec.screenWidth,
       screenHeight: spec.screenHeight,
       proxyServer: `http://${options.proxyHost}:${proxyPort}`,
+      ignoreCertificateErrors: spec.ignoreCertificateErrors,
       resources: options.resources,
       owner: options.owner,
     });

@@ -24,6 +24,7 @@ export interface PodManifestOptions {
   screenHeight: number;
   /** http://host:port of the browser's egress proxy on its replica: the pod's only way out. */
   proxyServer: string;
+  ignoreCertificateErrors?: boolean;
   resources: { cpu: string; memory: string };
   /** The replica's own pod: Kubernetes garbage-collects browser pods with it. */
   owner?: { name: string; uid: string };
@@ -66,6 +67,7 @@ export function browserPodManifest(o: PodManifestOptions): V1Pod {
     `--proxy-server=${o.proxyServer}`,
     "--proxy-bypass-list=<-loopback>",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    ...(o.ignoreCertificateErrors ? ["--ignore-certificate-errors"] : []),
     "about:blank",
   ];
   return {

@@ -7,6 +7,8 @@ export interface ChromiumArgsOptions {
   proxyPort: number;
   /** Only where the kernel allows no sandbox inside bubblewrap (CHROMIUM_SANDBOX=false). */
   noSandbox: boolean;
+  /** A caller's own proxy inspects TLS (customProxy.ignoreCertErrors). */
+  ignoreCertificateErrors?: boolean;
   extraArgs?: readonly string[];
 }
 
@@ -42,6 +44,7 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
     `--proxy-server=http://127.0.0.1:${options.proxyPort}`,
     "--proxy-bypass-list=<-loopback>",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    ...(options.ignoreCertificateErrors ? ["--ignore-certificate-errors"] : []),
     ...(options.extraArgs ?? []),
     "about:blank",
   ];

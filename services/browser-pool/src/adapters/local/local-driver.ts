@@ -100,6 +100,7 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
         devtoolsPort: SANDBOX_DEVTOOLS_PORT,
         proxyPort: SANDBOX_PROXY_PORT,
         noSandbox: options.noSandbox,
+        ignoreCertificateErrors: spec.ignoreCertificateErrors,
         extraArgs: options.extraArgs,
       }),
     });

@@ -39,44 +39,59 @@ const loadProxyChain = () => import("proxy-chain");
 
 export const resolveWithSystem: ResolveHost = (hostname) => systemLookup(hostname, { all: true, verbatim: true });
 
+/**
+ * The one address a connection to `hostname:port` may use, or the policy's reason to refuse it. Every address the
+ * name has must be open: otherwise a name with one public and one loopback address would reach loopback whenever the
+ * connection picked the second.
+ */
+export async function checkedAddress(
+  hostname: string,
+  port: number,
+  policy: EgressPolicy,
+  resolve: ResolveHost = resolveWithSystem,
+): Promise<LookupAddress | { refused: string } | { unresolved: string }> {
+  const host = hostname.replace(/^\[|\]$/g, "");
+  const family = isIP(host);
+  let candidates: LookupAddress[];
+  if (family !== 0) candidates = [{ address: host, family }];
+  else {
+    try {
+      candidates = await resolve(host);
+    } catch {
+      return { unresolved: `Could not resolve ${host}` };
+    }
+  }
+  for (const candidate of candidates) {
+    const why = policy.refusal(candidate.address, port);
+    if (why) return { refused: why };
+  }
+  return candidates[0] ?? { unresolved: `Could not resolve ${host}` };
+}
+
 export async function startNetworkProxy(options: NetworkProxyOptions): Promise<NetworkProxy> {
   const { Server, RequestError } = await loadProxyChain();
-  const resolve = options.resolve ?? resolveWithSystem;
   let closedBytes = 0;
 
   /** The one address this request may connect to, or a 403 that says why not. */
   async function destination(hostname: string, port: number): Promise<LookupAddress> {
-    const host = hostname.replace(/^\[|\]$/g, "");
-    const refuse = (why: string) => {
-      const reason = `Blocked by the browser egress policy: ${host}:${port}: ${why}`;
-      return new RequestError(reason, 403, { [EGRESS_BLOCKED_HEADER]: reason });
-    };
-    const family = isIP(host);
-    let candidates: LookupAddress[];
-    if (family !== 0) candidates = [{ address: host, family }];
-    else {
-      try {
-        candidates = await resolve(host);
-      } catch {
-        throw new RequestError(`Could not resolve ${host}`, 502);
-      }
+    const checked = await checkedAddress(hostname, port, options.policy, options.resolve);
+    if ("refused" in checked) {
+      const reason = `Blocked by the browser egress policy: ${hostname.replace(/^\[|\]$/g, "")}:${port}: ${checked.refused}`;
+      throw new RequestError(reason, 403, { [EGRESS_BLOCKED_HEADER]: reason });
     }
-    // Every address the name has must be open: otherwise a name with one public and one loopback address would
-    // reach loopback whenever the connection happens to pick the second.
-    for (const candidate of candidates) {
-      const why = options.policy.refusal(candidate.address, port);
-      if (why) throw refuse(why);
-    }
-    if (candidates.length === 0) throw new RequestError(`Could not resolve ${host}`, 502);
-    return candidates[0];
+    if ("unresolved" in checked) throw new RequestError(checked.unresolved, 502);
+    return checked;
   }
 
   const server = new Server({
     port: 0,
     async prepareRequestFunction({ hostname, port }) {
       const pinned = await destination(hostname, port);
+      // Through an upstream, proxy-chain would use the lookup for the upstream's own name: the upstream reaches the
+      // destination, and a custom upstream's address is checked and pinned when the browser starts.
+      if (options.upstreamUrl) return { upstreamProxyUrl: options.upstreamUrl };
       return {
-        upstreamProxyUrl: options.upstreamUrl,
+        upstreamProxyUrl: null,
         // Connect to the checked address, never to whatever a second lookup would answer (DNS rebinding).
         dnsLookup: ((_host: string, lookupOptions: { all?: boolean }, callback: PinnedCallback) => {
           if (lookupOptions?.all) callback(null, [pinned]);

@@ -46,7 +46,7 @@ export function connectSessionReports(address: string, outage: OutagePolicy): Se
     taskFailed: async (req) => void (await call(() => client.taskFailed(req))),
     usageReported: async (req) => void (await call(() => client.usageReported(req))),
     taskProgress: (req) => call(() => client.getTaskProgress(req)),
-    taskSecrets: async (req) => (await call(() => client.getTaskSecrets(req))).values,
+    taskSecrets: (req) => call(() => client.getTaskSecrets(req)),
     close: () => client.close(),
   };
 }

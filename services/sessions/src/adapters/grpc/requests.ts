@@ -161,6 +161,33 @@ export function createRunInput(req: runs.CreateRunRequest): CreateRunInput {
     task: req.task,
     ...(req.judge ? { judge: judgeOf(req.judge) } : {}),
     ...(req.modelParams ? { modelParams: modelParamsOf(req.modelParams) } : {}),
+    ...customProxyOf(req.browser?.customProxy),
+  };
+}
+
+/** Whitespace, '/', '@' and control characters: a host with any of them is a URL or worse, not a host. */
+const NOT_IN_PROXY_HOST = /[\s/@\p{Cc}]/u;
+
+/** A run's own proxy: where it is (for the task) and its credentials (for the vault only, never echoed). */
+function customProxyOf(
+  proxy: sessions.CustomProxy | undefined,
+): Pick<CreateRunInput, "customProxy" | "proxyCredentials"> {
+  if (!proxy) return {};
+  const at = (field: string) => ["body", "browserSettings", "customProxy", field];
+  const { host, port, username, password, ignoreCertErrors } = proxy;
+  if (host.length < 1 || host.length > 255 || NOT_IN_PROXY_HOST.test(host)) {
+    throw invalid(at("host"), "host must have 1 to 255 characters, without whitespace, '/' or '@'");
+  }
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw invalid(at("port"), "port must be from 1 to 65535");
+  const sized = (value: string | undefined) => value === undefined || (value.length >= 1 && value.length <= 255);
+  if (!sized(username) || username?.includes(":")) {
+    throw invalid(at("username"), "username must have 1 to 255 characters, without ':'");
+  }
+  if (!sized(password)) throw invalid(at("password"), "password must have 1 to 255 characters");
+  const credentials = username !== undefined || password !== undefined;
+  return {
+    customProxy: { host, port, ignoreCertErrors },
+    ...(credentials ? { proxyCredentials: { username, password } } : {}),
   };
 }
 

@@ -127,9 +127,13 @@ export function runnerReportsServer(reports: RunnerReports, log?: HandlerLog): s
         if (!req.recordingRef) throw invalid("recording_ref", "recording_ref is required");
         return report(req.sessionId, { type: "ReportRecording", ref: req.recordingRef });
       },
-      getTaskSecrets: async (req: sessions.GetTaskSecretsRequest): Promise<sessions.TaskSecrets> => ({
-        values: await reports.taskSecrets(sessionIdOf(req.sessionId), taskIdOf(req.taskId)),
-      }),
+      getTaskSecrets: async (req: sessions.GetTaskSecretsRequest): Promise<sessions.TaskSecrets> => {
+        const { values, proxyCredentials } = await reports.taskSecrets(
+          sessionIdOf(req.sessionId),
+          taskIdOf(req.taskId),
+        );
+        return { values, ...(proxyCredentials ? { proxyCredentials } : {}) };
+      },
     },
     log,
   );

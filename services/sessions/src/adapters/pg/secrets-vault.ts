@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { type Kysely, type Migration, sql } from "kysely";
-import type { SecretsVault } from "../../app/ports";
+import type { SecretsVault, TaskSecrets } from "../../app/ports";
 import type { SessionsDb } from "./schema";
 
 /** The vault's table is source data (not a read model): it is migrated, never rebuilt. */
@@ -20,18 +20,37 @@ export const secretsMigrations: Record<string, Migration> = {
 };
 
 /**
- * sensitiveData values under AES-256-GCM, one row per session and task. The row's own ids are the additional
- * authenticated data, so a ciphertext copied to another task's row does not decrypt.
+ * A row's plaintext: `{"v":2,"values":{...},"proxyCredentials":{...}}`. Rows written before version 2 hold the
+ * values alone (`{"key":"value"}`, all strings), so a numeric `v` tells the two apart.
+ */
+function encodeSecrets(secrets: TaskSecrets): string {
+  const { values, proxyCredentials } = secrets;
+  return JSON.stringify({ v: 2, values, ...(proxyCredentials ? { proxyCredentials } : {}) });
+}
+
+function decodeSecrets(plain: string): TaskSecrets {
+  const stored = JSON.parse(plain);
+  if (typeof stored.v !== "number") return { values: stored };
+  return {
+    values: stored.values ?? {},
+    ...(stored.proxyCredentials ? { proxyCredentials: stored.proxyCredentials } : {}),
+  };
+}
+
+/**
+ * A task's secrets (sensitiveData values, a custom proxy's credentials) under AES-256-GCM, one row per session and
+ * task. The row's own ids are the additional authenticated data, so a ciphertext copied to another task's row does
+ * not decrypt.
  */
 export function createSecretsVault(db: Kysely<SessionsDb>, key: Buffer): SecretsVault {
   if (key.length !== 32) throw new Error("the secrets key must be 32 bytes");
   const aad = (sessionId: string, taskId: string) => Buffer.from(`${sessionId}/${taskId}`);
 
-  async function put(sessionId: string, taskId: string, values: Record<string, string>): Promise<void> {
+  async function put(sessionId: string, taskId: string, secrets: TaskSecrets): Promise<void> {
     const iv = randomBytes(12);
     const cipher = createCipheriv("aes-256-gcm", key, iv);
     cipher.setAAD(aad(sessionId, taskId));
-    const ciphertext = Buffer.concat([cipher.update(JSON.stringify(values), "utf8"), cipher.final()]);
+    const ciphertext = Buffer.concat([cipher.update(encodeSecrets(secrets), "utf8"), cipher.final()]);
     const row = { session_id: sessionId, task_id: taskId, iv, tag: cipher.getAuthTag(), ciphertext };
     await db
       .insertInto("session_secrets")
@@ -40,19 +59,19 @@ export function createSecretsVault(db: Kysely<SessionsDb>, key: Buffer): Secrets
       .execute();
   }
 
-  async function get(sessionId: string, taskId: string): Promise<Record<string, string>> {
+  async function get(sessionId: string, taskId: string): Promise<TaskSecrets> {
     const row = await db
       .selectFrom("session_secrets")
       .select(["iv", "tag", "ciphertext"])
       .where("session_id", "=", sessionId)
       .where("task_id", "=", taskId)
       .executeTakeFirst();
-    if (!row) return {};
+    if (!row) return { values: {} };
     const decipher = createDecipheriv("aes-256-gcm", key, row.iv);
     decipher.setAAD(aad(sessionId, taskId));
     decipher.setAuthTag(row.tag);
     const plain = Buffer.concat([decipher.update(row.ciphertext), decipher.final()]);
-    return JSON.parse(plain.toString("utf8"));
+    return decodeSecrets(plain.toString("utf8"));
   }
 
   async function forget(sessionId: string, taskId?: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { customProxyOf } from "../../../schemas/custom-proxy";
 import { defineRoute } from "../../../http/route";
 import { IdParams } from "../../../schemas/common";
 import {
@@ -38,6 +39,7 @@ export const createBrowserRoute = (v: Version) =>
             screenWidth: body.browserScreenWidth ?? undefined,
             screenHeight: body.browserScreenHeight ?? undefined,
             record: body.enableRecording,
+            customProxy: customProxyOf(body.customProxy),
           },
           timeoutMinutes: body.timeout,
           metadata: body.metadata ?? {},

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DateTime, queryBool, queryInt, Uuid } from "../../../schemas/common";
+import { CustomProxy } from "../../../schemas/custom-proxy";
 import { ProxyCountryCode } from "../../../schemas/enums";
 
 const SCREEN = { width: { min: 320, max: 7680 }, height: { min: 240, max: 4320 } };
@@ -20,6 +21,7 @@ export const CreateBrowserRequest = z
     browserScreenWidth: z.int().min(SCREEN.width.min).max(SCREEN.width.max).nullable().optional(),
     browserScreenHeight: z.int().min(SCREEN.height.min).max(SCREEN.height.max).nullable().optional(),
     enableRecording: z.boolean().default(false),
+    customProxy: CustomProxy.nullable().optional().describe("Your own proxy; overrides proxyCountryCode."),
     metadata: z
       .record(z.string(), z.string())
       .superRefine((metadata, ctx) => {

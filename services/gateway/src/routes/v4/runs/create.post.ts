@@ -1,6 +1,7 @@
 import { BadRequestError, InvalidArgumentError } from "@bas/errors";
 import { unsupportedModelParam } from "../../../domain/model-params";
 import { defineRoute } from "../../../http/route";
+import { customProxyOf } from "../../../schemas/custom-proxy";
 import { runSchemas } from "./run-schemas";
 
 export const route = defineRoute({
@@ -50,6 +51,7 @@ export const route = defineRoute({
           screenWidth: browser?.screenWidth ?? undefined,
           screenHeight: browser?.screenHeight ?? undefined,
           record: browser?.record ?? false,
+          customProxy: customProxyOf(browser?.customProxy),
         },
         maxCostUsd: body.maxCostUsd ?? undefined,
         useOwnKey: false,

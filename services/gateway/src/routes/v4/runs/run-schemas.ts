@@ -2,6 +2,7 @@ import type { ModelCatalog } from "@bas/models";
 import { z } from "zod";
 import { DateTime, queryInt, Uuid } from "../../../schemas/common";
 import { DecimalString, positiveDecimalInput } from "../../../schemas/decimal";
+import { CustomProxy } from "../../../schemas/custom-proxy";
 import { ProxyCountryCode, ThinkingLevel } from "../../../schemas/enums";
 import { v3Schemas } from "../../../schemas/v3-schemas";
 
@@ -18,6 +19,9 @@ const RunBrowserSettings = z
     screenWidth: z.int().min(320).max(6144).nullable().optional(),
     screenHeight: z.int().min(320).max(3456).nullable().optional(),
     record: z.boolean().nullable().optional().describe("Record the browser (off unless true)."),
+    customProxy: CustomProxy.nullable()
+      .optional()
+      .describe("Your own proxy; overrides proxyCountryCode. Not kept for follow-up runs: pass it on each run."),
   })
   .superRefine((b, ctx) => {
     if ((b.screenWidth == null) !== (b.screenHeight == null))
