@@ -132,6 +132,7 @@ async function main() {
       NAMESPACE: namespace,
       LOG_LEVEL: "silent",
       GRPC_PORT: "0",
+      METRICS_PORT: "0",
       SECRETS_KEY: randomBytes(32).toString("hex"),
     }),
   );

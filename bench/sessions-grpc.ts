@@ -63,6 +63,7 @@ async function main() {
     DATABASE_URL: databaseUrl,
     NAMESPACE: namespace,
     GRPC_PORT: String(port),
+    METRICS_PORT: "0",
     LOG_LEVEL: "warn",
     SECRETS_KEY: randomBytes(32).toString("hex"),
     MAX_ACTIVE_SESSIONS_PER_PROJECT: "1000",

@@ -29,6 +29,7 @@ export async function startBrowserStack(egressAllow = "") {
     DATABASE_URL: infra.databaseUrl,
     NAMESPACE: `bench${randomBytes(3).toString("hex")}`,
     LOG_LEVEL: "warn",
+    METRICS_PORT: "0",
   };
   let pool: ChildProcess | undefined;
   let poolEnv: Record<string, string> = {};

@@ -15,6 +15,8 @@ export async function startReadPath(infra: Awaited<ReturnType<typeof benchInfra>
     DATABASE_URL: infra.databaseUrl,
     NAMESPACE: `bench${randomBytes(4).toString("hex")}`,
     LOG_LEVEL: "warn",
+    // Several gateways run at once: each takes a free metrics port.
+    METRICS_PORT: "0",
   };
   const key = `bas_bench_${randomBytes(16).toString("hex")}`;
   const sessionsPort = await freePort();

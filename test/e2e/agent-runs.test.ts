@@ -256,7 +256,7 @@ test("secretBindings: typed on its allowed host only, refused elsewhere; the mod
   expect(created.status).toBe(200);
   expect(await finished(created.body.id)).toMatchObject({ status: "completed", result: "Signed in." });
   const requests = llm.requests("o4-mini");
-  expect(promptText(requests[0])).toContain("Keys: elsewhere (only on example.com), pw (only on " + host + ")");
+  expect(promptText(requests[0])).toContain(`Keys: elsewhere (only on example.com), pw (only on ${host})`);
   // The refusal is what the model read after its first try, and the page never got that value.
   expect(lastInputText(requests[2])).toContain(
     `Secret elsewhere may not be typed on ${host} (only on elsewhere: example.com).`,

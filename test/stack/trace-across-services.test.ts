@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freePort, waitForExit, waitForLine } from "@bas/embedded-infra";
 import { createTestInfra, eventually, type TestInfra } from "@bas/testing";
-import { type OtlpCollector, startOtlpCollector } from "../support/otlp-collector";
+import { type ExportedSpan, type OtlpCollector, startOtlpCollector } from "../support/otlp-collector";
 import { type ScriptedLlm, startScriptedLlm, toolCallReply } from "../support/scripted-llm";
 
 const ROOT = resolve(__dirname, "../..");
@@ -32,8 +32,11 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-test("one trace runs from the REST call through gRPC and the NATS work queue to the runner's steps", async () => {
-  llm.script("trace", [toolCallReply("done", { success: true, text: "traced" })]);
+test("one trace runs from the REST call through gRPC and the NATS work queue to the runner's steps and billing's charges", async () => {
+  llm.script("trace", [
+    toolCallReply("scroll", { direction: "down" }, { usage: { promptTokens: 321, completionTokens: 12 } }),
+    toolCallReply("done", { success: true, text: "traced" }),
+  ]);
   const port = await freePort();
   const apiKey = "bas_trace_test_key_0123456789abcdef";
   stack = spawn(process.execPath, ["--import", "tsx", "packages/local-stack/src/main.ts"], {
@@ -72,10 +75,11 @@ test("one trace runs from the REST call through gRPC and the NATS work queue to 
   );
   expect(finished).toMatchObject({ output: "traced", isTaskSuccessful: true });
 
-  // The runner's task span: its trace must be the one the REST call started.
+  // The runner's task span: its trace must be the one the REST call started. Billing charges in batches of its own,
+  // so its spans come last.
   const task = await eventually(
     async () => collector.spans().find((s) => s.name === "runner.task" && s.attributes["bas.session_id"] === id),
-    (s) => s !== undefined && collector.spans().some((d) => d.traceId === s.traceId && d.name === "agent.decide"),
+    (s) => s !== undefined && collector.spans().some((d) => d.traceId === s.traceId && d.name === "billing.charge"),
   );
   const trace = collector.spans().filter((s) => s.traceId === task!.traceId);
   // One root: the gateway's span of the POST.
@@ -94,4 +98,25 @@ test("one trace runs from the REST call through gRPC and the NATS work queue to 
     ]),
   );
   expect(task!.attributes["bas.session_id"]).toBe(id);
+
+  // A span per model call, inside its step's decision, with the model and the tokens the provider reported.
+  const byId = new Map(trace.map((s) => [s.spanId, s]));
+  const parentOf = (span: ExportedSpan | undefined) => byId.get(span?.parentSpanId ?? "")?.name;
+  const calls = trace.filter((s) => s.name === "model.call");
+  expect(calls).toHaveLength(2);
+  expect(calls.map(parentOf)).toEqual(["agent.decide", "agent.decide"]);
+  const scrollDecision = calls.find((s) => Number(s.attributes["gen_ai.usage.input_tokens"]) === 321);
+  expect(Number(scrollDecision?.attributes["gen_ai.usage.output_tokens"])).toBe(12);
+  expect(scrollDecision?.attributes).toMatchObject({
+    "gen_ai.request.model": expect.any(String),
+    "bas.model": expect.any(String),
+  });
+  // A span per browser action, inside the step's acting.
+  const actions = trace.filter((s) => s.name === "browser.action");
+  expect(actions.map((s) => s.attributes)).toEqual([{ "bas.action": "scroll", "bas.action.error": false }]);
+  expect(parentOf(actions[0])).toBe("agent.act");
+  // Billing's charge of each model call joins the task's trace.
+  const charges = trace.filter((s) => s.service === "billing" && s.name === "billing.charge");
+  expect(charges.length).toBeGreaterThanOrEqual(1);
+  expect(charges[0].attributes).toMatchObject({ "bas.usage.kind": "llm", "bas.charge.outcome": "charged" });
 }, 240_000);

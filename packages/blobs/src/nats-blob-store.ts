@@ -14,6 +14,8 @@ export interface NatsBlobStoreOptions {
   namespace: string;
   /** How long blobs are kept; default forever. */
   maxAgeMs?: number;
+  /** JetStream replicas of the bucket when it is created (NATS_REPLICAS). */
+  replicas?: number;
 }
 
 /** The object-store bucket of a namespace (its stream is `OBJ_<bucket>`). */
@@ -29,6 +31,7 @@ export async function createNatsBlobStore(options: NatsBlobStoreOptions): Promis
   const objm = new Objm(options.js);
   const bucket: ObjectStore = await objm.create(blobBucketName(options.namespace), {
     storage: StorageType.File,
+    replicas: options.replicas ?? 1,
     ...(options.maxAgeMs ? { ttl: options.maxAgeMs * 1_000_000 } : {}),
   });
   let closed = false;

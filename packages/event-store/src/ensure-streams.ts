@@ -5,7 +5,7 @@ import type { StreamNames } from "./streams";
 const DUPLICATE_WINDOW = nanos(2 * 60 * 1000);
 
 /** Creates the deployment's streams, or brings their configuration up to date. Safe to call from every service. */
-export async function ensureStreams(jsm: JetStreamManager, streams: StreamNames): Promise<void> {
+export async function ensureStreams(jsm: JetStreamManager, streams: StreamNames, replicas = 1): Promise<void> {
   const configs: Partial<StreamConfig>[] = [
     { name: streams.events.stream, subjects: [streams.events.subjects], duplicate_window: DUPLICATE_WINDOW },
     {
@@ -18,7 +18,7 @@ export async function ensureStreams(jsm: JetStreamManager, streams: StreamNames)
     { name: streams.health.stream, subjects: [streams.health.subject], max_msgs: 1 },
   ];
   for (const config of configs) {
-    const full = { storage: StorageType.File, ...config } as StreamConfig;
+    const full = { storage: StorageType.File, num_replicas: replicas, ...config } as StreamConfig;
     try {
       await jsm.streams.info(full.name);
       await jsm.streams.update(full.name, full);

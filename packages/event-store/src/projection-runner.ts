@@ -31,6 +31,8 @@ export interface ProjectionRunnerDeps {
 }
 
 export interface ProjectionRunner {
+  /** The durable consumer it reads the stream with (its lag is a metric). */
+  readonly consumer: { stream: string; name: string };
   start(): Promise<void>;
   stop(): Promise<void>;
   /** Drops the projection's tables and replays the whole stream into fresh ones. */
@@ -323,5 +325,5 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
     if (last) await waitFor(last.seq, timeoutMs);
   }
 
-  return { start, stop, rebuild, position, waitFor, catchUp };
+  return { consumer: { stream, name: durable }, start, stop, rebuild, position, waitFor, catchUp };
 }

@@ -65,8 +65,10 @@ async function main() {
     billingPort,
     gatewayGrpcPort,
     cdpPort,
-    metricsPort,
-  ] = await Promise.all(Array.from({ length: 9 }, () => freePort()));
+    ...metricsPorts
+  ] = await Promise.all(Array.from({ length: 13 }, () => freePort()));
+  // Each service's /metrics on a port of its own, by service name (stack.env lists them, for a local Prometheus).
+  const metricsPort = Object.fromEntries(SHUTDOWN_ORDER.map((name, i) => [name, metricsPorts[i]]));
   const addr = (port: number) => `127.0.0.1:${port}`;
   const common: NodeJS.ProcessEnv = {
     // The services read their own variables from what the launcher was given.
@@ -86,7 +88,7 @@ async function main() {
     XDG_CACHE_HOME: config.XDG_CACHE_HOME ?? join(dataDir, "xdg", "cache"),
   };
   const services: Array<{ name: string; port: number; env: NodeJS.ProcessEnv }> = [
-    { name: "billing", port: billingPort, env: { METRICS_PORT: String(metricsPort) } },
+    { name: "billing", port: billingPort, env: {} },
     {
       name: "browser-pool",
       port: browserPoolPort,
@@ -99,7 +101,15 @@ async function main() {
         NODE_ID: "local",
         BROWSER_DATA_DIR: join(dataDir, "browsers"),
         // The stack's own ports stay closed to tenants' browsers whatever BROWSER_EGRESS_ALLOW opens.
-        BROWSER_EGRESS_DENY: [config.PORT, sessionsPort, runnerPort, billingPort, gatewayGrpcPort, cdpPort, metricsPort]
+        BROWSER_EGRESS_DENY: [
+          config.PORT,
+          sessionsPort,
+          runnerPort,
+          billingPort,
+          gatewayGrpcPort,
+          cdpPort,
+          ...metricsPorts,
+        ]
           .flatMap((port) => [`127.0.0.1:${port}`, ...(isIP(config.HOST) ? [`[${config.HOST}]:${port}`] : [])])
           .join(","),
       },
@@ -116,6 +126,7 @@ async function main() {
     ...common,
     ...infra,
     GRPC_PORT: String(s.port),
+    METRICS_PORT: String(metricsPort[s.name]),
     ...s.env,
   });
   // Stand-ins for the addresses of the NATS and Postgres the stack starts itself, which do not run yet.
@@ -179,7 +190,15 @@ async function main() {
   }
 
   // Where everything runs, for the command line (`npx bas` reads it).
-  const published: NodeJS.ProcessEnv = { ...common, ...infra, GATEWAY_ADDR: addr(gatewayGrpcPort) };
+  const metricsAddresses = Object.fromEntries(
+    SHUTDOWN_ORDER.map((name) => [`${name.toUpperCase().replace("-", "_")}_METRICS_ADDR`, addr(metricsPort[name])]),
+  );
+  const published: NodeJS.ProcessEnv = {
+    ...common,
+    ...infra,
+    GATEWAY_ADDR: addr(gatewayGrpcPort),
+    ...metricsAddresses,
+  };
   const addresses = [
     "NATS_URL",
     "DATABASE_URL",
@@ -189,6 +208,7 @@ async function main() {
     "BROWSER_POOL_ADDR",
     "RUNNER_ADDR",
     "BILLING_ADDR",
+    ...Object.keys(metricsAddresses),
   ];
   writePrivateFile(join(dataDir, "stack.env"), addresses.map((name) => `${name}=${published[name]}\n`).join(""));
   say(`starting (logs in ${logDir}) ...`);

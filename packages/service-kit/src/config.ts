@@ -36,6 +36,11 @@ export const commonEnv = {
     .default("bas"),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
   GRPC_HOST: z.string().default("127.0.0.1"),
+  /**
+   * JetStream replicas of the streams and buckets a service creates: 3 on a 3-server cluster, so the data outlives a
+   * server. Applied when a stream is created or updated; a bucket keeps the count it was created with.
+   */
+  NATS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
 };
 
 export const envPort = port;

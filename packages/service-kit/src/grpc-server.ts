@@ -1,4 +1,10 @@
-import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from "@grpc/grpc-js";
+import {
+  Server,
+  ServerCredentials,
+  type ServiceDefinition,
+  status,
+  type UntypedServiceImplementation,
+} from "@grpc/grpc-js";
 import { HealthImplementation, type ServingStatus } from "grpc-health-check";
 
 export interface GrpcServer {
@@ -11,12 +17,22 @@ export interface GrpcServer {
   close(graceMs?: number): Promise<void>;
 }
 
-export function createGrpcServer(): GrpcServer {
+/** One answered call: `method` as `package.Service/Method`, `code` the status name (`OK`, `NOT_FOUND`, ...). */
+export type GrpcCallObserver = (call: { method: string; code: string; seconds: number }) => void;
+
+export interface GrpcServerOptions {
+  /** Told of every unary call of the added services when it is answered (metrics); health checks are left out. */
+  onCall?: GrpcCallObserver;
+}
+
+export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
   const server = new Server({ "grpc.max_receive_message_length": 16 * 1024 * 1024 });
   const health = new HealthImplementation({ "": "NOT_SERVING" });
   health.addToServer(server);
+  const { onCall } = options;
   return {
-    add: (definition, implementation) => server.addService(definition, implementation),
+    add: (definition, implementation) =>
+      server.addService(definition, onCall ? observed(definition, implementation, onCall) : implementation),
     setHealth: (status) => health.setStatus("", status),
     listen: (host, port) =>
       new Promise((resolve, reject) => {
@@ -37,4 +53,29 @@ export function createGrpcServer(): GrpcServer {
         });
       }),
   };
+}
+
+type UnaryHandler = (call: unknown, callback: (err: { code?: number } | null, ...rest: unknown[]) => void) => void;
+
+/** The implementation with each unary handler timed from its call to its answer (every service's RPCs are unary). */
+function observed<I extends UntypedServiceImplementation>(
+  definition: ServiceDefinition<I>,
+  implementation: I,
+  onCall: GrpcCallObserver,
+): I {
+  const timed = Object.entries(implementation).map(([name, handler]) => {
+    const spec = definition[name];
+    if (!spec || spec.requestStream || spec.responseStream) return [name, handler];
+    const method = spec.path.replace(/^\//, "");
+    const unary: UnaryHandler = (call, callback) => {
+      const started = process.hrtime.bigint();
+      (handler as UnaryHandler)(call, (err, ...rest) => {
+        const code = status[err ? (err.code ?? status.UNKNOWN) : status.OK];
+        onCall({ method, code, seconds: Number(process.hrtime.bigint() - started) / 1e9 });
+        callback(err, ...rest);
+      });
+    };
+    return [name, unary];
+  });
+  return Object.fromEntries(timed) as I;
 }

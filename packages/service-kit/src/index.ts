@@ -4,7 +4,10 @@ export { createLogger, type Logger } from "./logger";
 export { startTelemetry, type Telemetry } from "./telemetry";
 export { EXIT_CONFIG_ERROR, runService, type RunningService } from "./lifecycle";
 export { connectNats, type Nats } from "./nats";
-export { createGrpcServer, type GrpcServer } from "./grpc-server";
+export { createGrpcServer, type GrpcCallObserver, type GrpcServer, type GrpcServerOptions } from "./grpc-server";
+export { CALL_SECONDS_BUCKETS, createServiceMetrics, type ServiceMetrics } from "./service-metrics";
+export type { ConsumerRef } from "./consumer-lag-metrics";
+export { type MetricsServer, startMetricsServer } from "./metrics-server";
 export { unary, unaryService, type HandlerLog } from "./grpc-handler";
 export {
   checkGrpcHealth,

@@ -3,3 +3,4 @@ export { eventually } from "./eventually";
 export { storedText } from "./stored-text";
 export { runEnv } from "./run-env";
 export { type ServiceProcess, spawnServiceProcess } from "./service-process";
+export { type MetricSample, parseMetrics, scrapeMetrics, sumOf } from "./metrics-text";

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { runEnv } from "./run-env";
 
 const ROOT = join(__dirname, "../../..");
@@ -13,19 +13,22 @@ export interface ServiceProcess {
 }
 
 /**
- * Starts a service's `main.ts` as its own process, as the local stack does, for tests that crash it; resolves once
- * it logged `readyMessage`. It carries the run's environment (runEnv), so the janitor ends it should the test not.
+ * Starts a service's `main.ts` as its own process, as the local stack does, for tests that crash it (or its compiled
+ * `main.js`, as the images run it); resolves once it logged `readyMessage`. It carries the run's environment
+ * (runEnv), so the janitor ends it should the test not.
  */
 export async function spawnServiceProcess(options: {
-  /** Relative to the repository root, e.g. `services/sessions/src/main.ts`. */
+  /** Relative to the repository root (or absolute), e.g. `services/sessions/src/main.ts` or `dist/sessions/main.js`. */
   entry: string;
   readyMessage: string;
   env: Record<string, string>;
 }): Promise<ServiceProcess> {
   // `node --import tsx` keeps it one process: the tsx CLI would run the service in a child we could not SIGKILL.
-  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, options.entry)], {
+  const loader = options.entry.endsWith(".js") ? ["--enable-source-maps"] : ["--import", "tsx"];
+  const child = spawn(process.execPath, [...loader, resolve(ROOT, options.entry)], {
     cwd: ROOT,
-    env: { ...runEnv(), ...options.env, LOG_LEVEL: "info", OTEL_SDK_DISABLED: "true" },
+    // Tracing is off unless the test turns it on; the ready message is an info line.
+    env: { ...runEnv(), OTEL_SDK_DISABLED: "true", ...options.env, LOG_LEVEL: "info" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

@@ -8,17 +8,24 @@ import {
 } from "@bas/event-store";
 import { loadModelCatalog } from "@bas/models";
 import { billing } from "@bas/proto";
-import { connectNats, createGrpcServer, createLogger, type Logger, startWithCleanup } from "@bas/service-kit";
+import {
+  connectNats,
+  createGrpcServer,
+  createLogger,
+  type Logger,
+  startMetricsServer,
+  startWithCleanup,
+} from "@bas/service-kit";
 import { billingServer } from "./adapters/grpc/billing-server";
-import { startMetricsServer } from "./adapters/http/metrics-server";
-import { createPrometheusMetrics } from "./adapters/http/prometheus-metrics";
 import { createNatsLedgerStore } from "./adapters/nats/nats-ledger-store";
+import { createBillingMetrics } from "./adapters/prometheus/billing-metrics";
 import { createUsageConsumer } from "./adapters/nats/usage-consumer";
 import { type BillingTables, billingMigrations } from "./adapters/pg/migrations";
 import { createPgCreditLimits } from "./adapters/pg/pg-credit-limits";
 import { createPgUsageRegistry, registryDatabaseUrl } from "./adapters/pg/pg-usage-registry";
 import { sessionCapsProjection } from "./adapters/pg/session-caps-projection";
 import { createBudgetQueries } from "./app/budget-queries";
+import { withChargeSpans } from "./app/charge-spans";
 import { createChargeUsage } from "./app/charge-usage";
 import { createLedgers } from "./app/ledgers";
 import { createSetSessionCap } from "./app/set-session-cap";
@@ -50,10 +57,10 @@ export function startBillingService(config: BillingConfig, deps: BillingDeps = {
     cleanup.defer(() => nats.nc.drain().catch(() => undefined));
     const db = createDb<BillingTables>(config.DATABASE_URL);
     cleanup.defer(() => db.destroy());
-    await ensureStreams(nats.jsm, streams);
+    await ensureStreams(nats.jsm, streams, config.NATS_REPLICAS);
     await migrate(db, "billing", billingMigrations);
 
-    const metrics = createPrometheusMetrics();
+    const metrics = createBillingMetrics();
     const ledgers = createLedgers({
       store: createNatsLedgerStore({ store: createNatsEventStore({ ...nats, streams }), jsm: nats.jsm, streams }),
     });
@@ -67,7 +74,7 @@ export function startBillingService(config: BillingConfig, deps: BillingDeps = {
     const defaultCap = parseDecimal(config.DEFAULT_MAX_COST_USD)!;
     const pricing = { table: config.priceTable, canonical: loadModelCatalog(config.MODEL_CATALOG).canonical };
 
-    const chargeUsage = createChargeUsage({ ledgers, registry, pricing, defaultCap, metrics, log });
+    const chargeUsage = withChargeSpans(createChargeUsage({ ledgers, registry, pricing, defaultCap, metrics, log }));
     const consumer = createUsageConsumer({
       ...nats,
       streams,
@@ -83,7 +90,6 @@ export function startBillingService(config: BillingConfig, deps: BillingDeps = {
         }
       },
     });
-    metrics.setPendingSource(consumer.pending);
     const sessionCaps = createProjectionRunner({
       ...nats,
       db,
@@ -106,10 +112,11 @@ export function startBillingService(config: BillingConfig, deps: BillingDeps = {
     await consumer.start();
     cleanup.defer(() => sessionCaps.stop());
     await sessionCaps.start();
+    metrics.watchConsumers(nats.jsm, [consumer.consumer, sessionCaps.consumer]);
 
     // Last set up, first closed: no new calls while the rest stops.
     const queries = createBudgetQueries({ ledgers, credits, pricing, defaultCap, metrics });
-    const grpc = createGrpcServer();
+    const grpc = createGrpcServer({ onCall: metrics.grpcCall });
     grpc.add(billing.BillingService, billingServer(queries, log));
     const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
     cleanup.defer(() => grpc.close());

@@ -31,6 +31,8 @@ const egressRules = z
 const browserPoolEnv = {
   ...commonEnv,
   GRPC_PORT: envPort(50052),
+  /** Port of `/metrics` (Prometheus), on GRPC_HOST; 0 picks a free one. */
+  METRICS_PORT: envPort(9462),
   BROWSER_DRIVER: z.enum(["local", "kubernetes"]).default("local"),
   /** Identifies this replica: the browsers it launches are recorded as its own and adopted by it after a restart. */
   NODE_ID: z

@@ -12,7 +12,14 @@ import {
   streamNames,
 } from "@bas/event-store";
 import { browserPool as proto } from "@bas/proto";
-import { connectNats, createGrpcServer, createLogger, type Logger, startWithCleanup } from "@bas/service-kit";
+import {
+  connectNats,
+  createGrpcServer,
+  createLogger,
+  type Logger,
+  startMetricsServer,
+  startWithCleanup,
+} from "@bas/service-kit";
 import { startCdpProxy } from "./adapters/cdp/cdp-proxy";
 import { browserPoolServer } from "./adapters/grpc/browser-pool-server";
 import { createKubernetesDriver, loadKubeApi } from "./adapters/kubernetes/kubernetes-driver";
@@ -25,6 +32,7 @@ import { createUsagePublisher } from "./adapters/nats/usage-publisher";
 import { browserCostsProjection } from "./adapters/pg/browser-costs-projection";
 import { type BrowserPoolDb, browsersProjection, createBrowserReadModel } from "./adapters/pg/browsers-projection";
 import { createUsageStore, usageMigrations } from "./adapters/pg/usage-store";
+import { createBrowserPoolMetrics } from "./adapters/prometheus/browser-pool-metrics";
 import { createLauncher } from "./adapters/browser-launcher";
 import { createFfmpegRecorder } from "./adapters/recording/ffmpeg-recorder";
 import { createDownloadWatcher } from "./adapters/downloads/download-watcher";
@@ -60,6 +68,8 @@ export interface BrowserPoolServiceDeps {
 
 export interface BrowserPoolService {
   grpcPort: number;
+  /** Port of `/metrics`. */
+  metricsPort: number;
   cdpPort: number;
   /** Base of the cdpUrls this node hands out. */
   cdpPublicUrl: string;
@@ -123,12 +133,13 @@ export function startBrowserPoolService(
     const now = deps.now ?? (() => new Date());
     const newId = deps.newId ?? randomUUID;
     const streams = streamNames(config.NAMESPACE);
+    const metrics = createBrowserPoolMetrics();
     const nats = await connectNats(config.NATS_URL, "browser-pool");
     cleanup.defer(() => nats.nc.drain().catch(() => undefined));
     const db = createDb<BrowserPoolDb>(config.DATABASE_URL, { max: 10 });
     cleanup.defer(() => db.destroy());
 
-    await ensureStreams(nats.jsm, streams);
+    await ensureStreams(nats.jsm, streams, config.NATS_REPLICAS);
     await migrate(db, "browser_pool", usageMigrations);
     const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
     const readModel = createBrowserReadModel(db);
@@ -163,7 +174,7 @@ export function startBrowserPoolService(
       log,
     });
     cleanup.defer(() => usage.stop());
-    // Closed whatever is allowed; this node's gRPC port joins once it is bound.
+    // Closed whatever is allowed; this node's gRPC and metrics ports join once they are bound.
     const closed = [...config.BROWSER_EGRESS_DENY, ...storeAddresses(config), ...anyAddressOn(cdp.port)];
     const egressPolicy = createEgressPolicy({ allow: config.BROWSER_EGRESS_ALLOW, deny: closed });
     const launchHealth = createLaunchHealth({
@@ -188,7 +199,11 @@ export function startBrowserPoolService(
       log,
     });
     cleanup.defer(() => warm.close());
-    const blobs = await createNatsBlobStore({ js: nats.js, namespace: config.NAMESPACE });
+    const blobs = await createNatsBlobStore({
+      js: nats.js,
+      namespace: config.NAMESPACE,
+      replicas: config.NATS_REPLICAS,
+    });
     cleanup.defer(() => blobs.close());
     const recorder = createFfmpegRecorder({
       ffmpegPath: config.FFMPEG_PATH,
@@ -229,6 +244,7 @@ export function startBrowserPoolService(
       settle: (sequence) =>
         browsersRunner.waitFor(sequence, 5_000).catch((err) => log.warn({ err, sequence }, "read model lags behind")),
       timeoutSweepMs: deps.timeoutSweepMs,
+      metrics,
       now,
       newId,
       log,
@@ -257,9 +273,20 @@ export function startBrowserPoolService(
     await sessionEnds.start();
     const foreignStops = watchForeignStops(nats.nc, streams, pool, log);
     cleanup.defer(() => foreignStops.close());
+    metrics.watchConsumers(
+      nats.jsm,
+      [...readModelRunners, sessionEnds].map((runner) => runner.consumer),
+    );
+    metrics.observeNode({
+      nodeId: config.NODE_ID,
+      active: () => pool.running().length,
+      warmIdle: () => warm.idle,
+      warmTarget: config.WARM_POOL_SIZE,
+      cdp: cdp.traffic,
+    });
 
     // Last set up, first closed: no new calls while the rest stops.
-    const grpc = createGrpcServer();
+    const grpc = createGrpcServer({ onCall: metrics.grpcCall });
     grpc.add(
       proto.BrowserPoolService,
       browserPoolServer({
@@ -274,11 +301,18 @@ export function startBrowserPoolService(
     const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
     closed.push(...anyAddressOn(grpcPort));
     cleanup.defer(() => grpc.close());
+    const metricsServer = await startMetricsServer(metrics.registry, config.GRPC_HOST, config.METRICS_PORT);
+    closed.push(...anyAddressOn(metricsServer.port));
+    cleanup.defer(() => metricsServer.close());
     grpc.setHealth("SERVING");
-    log.info({ grpcPort, cdpPort: cdp.port, nodeId: config.NODE_ID, driver: driver.name }, "browser-pool ready");
+    log.info(
+      { grpcPort, metricsPort: metricsServer.port, cdpPort: cdp.port, nodeId: config.NODE_ID, driver: driver.name },
+      "browser-pool ready",
+    );
 
     return {
       grpcPort,
+      metricsPort: metricsServer.port,
       cdpPort: cdp.port,
       cdpPublicUrl,
       nodeId: config.NODE_ID,

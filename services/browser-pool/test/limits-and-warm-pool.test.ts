@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { scrapeMetrics, sumOf } from "@bas/testing";
 import puppeteer from "puppeteer-core";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
 
@@ -89,5 +90,32 @@ describe("warm pool", () => {
     await client.disconnect();
     await h.client.stopBrowser({ projectId: project, browserId: cold.id });
     await eventually(async () => ((await h.chromiumIds()).includes(cold.id) ? undefined : true));
+  });
+
+  test("/metrics: acquisitions warm and cold, browsers by state, the warm target, CDP bytes and connections", async () => {
+    await h.service.warmPoolFilled();
+    const warm = await create();
+    const cold = await create({ screenWidth: 900, screenHeight: 700, record: false });
+    const client = await puppeteer.connect({ browserWSEndpoint: cold.cdpUrl, defaultViewport: null });
+    await (await client.newPage()).evaluate(() => document.title);
+
+    const samples = await scrapeMetrics(h.service.metricsPort);
+    const node = { service: "browser-pool", node: h.service.nodeId };
+    const acquired = (source: string) =>
+      sumOf(samples, "bas_browser_pool_acquire_duration_seconds_count", { service: "browser-pool", source });
+    expect(acquired("warm")).toBeGreaterThanOrEqual(1);
+    expect(acquired("cold")).toBeGreaterThanOrEqual(1);
+    expect(sumOf(samples, "bas_browser_pool_browsers", { ...node, state: "active" })).toBe(2);
+    expect(sumOf(samples, "bas_browser_pool_warm_target", node)).toBe(1);
+    expect(sumOf(samples, "bas_browser_pool_cdp_connections", node)).toBe(1);
+    expect(sumOf(samples, "bas_browser_pool_cdp_bytes_total", { ...node, direction: "to_browser" })).toBeGreaterThan(0);
+    expect(sumOf(samples, "bas_browser_pool_cdp_bytes_total", { ...node, direction: "to_client" })).toBeGreaterThan(0);
+    const createBrowser = { method: "bas.v1.BrowserPool/CreateBrowser", code: "OK" };
+    expect(sumOf(samples, "bas_grpc_server_duration_seconds_count", createBrowser)).toBeGreaterThanOrEqual(2);
+
+    await client.disconnect();
+    for (const b of [warm, cold]) await h.client.stopBrowser({ projectId: project, browserId: b.id });
+    const after = await scrapeMetrics(h.service.metricsPort);
+    expect(sumOf(after, "bas_browser_pool_browsers", { ...node, state: "active" })).toBe(0);
   });
 });

@@ -293,10 +293,10 @@ describe.each(["v4", "v3"])("/api/%s/browsers", (version) => {
       "customProxy on loopback (our own services)",
       "POST",
       "",
-      { customProxy: { host: "127.0.0.1", port: 5432, username: "u", password: "p" } },
+      { customProxy: { host: "127.0.0.1", port: 1, username: "u", password: "p" } },
       bad(
         ["body", "customProxy", "host"],
-        "customProxy is closed by the browser egress policy: 127.0.0.1:5432 is a loopback address; " +
+        "customProxy is closed by the browser egress policy: 127.0.0.1:1 is a loopback address; " +
           "open it with BROWSER_EGRESS_ALLOW if it is meant to be reachable",
         "value_error",
       ),

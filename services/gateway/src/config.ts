@@ -13,6 +13,8 @@ export const gatewayEnv = {
   HOST: z.string().default("0.0.0.0"),
   /** gRPC port of the ProjectAdmin service. */
   GRPC_PORT: envPort(50050),
+  /** Port of `/metrics` (Prometheus), on GRPC_HOST, never on the public one; 0 picks a free one. */
+  METRICS_PORT: envPort(9460),
   /** Public base URL of the REST API, used in presigned blob URLs; default http://127.0.0.1:<PORT>. */
   PUBLIC_URL: optional(z.url().transform((u) => u.replace(/\/+$/, ""))),
   /** Made valid for the default project at start. */

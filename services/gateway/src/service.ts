@@ -3,13 +3,21 @@ import { createBlobUrlSigner, createNatsBlobStore } from "@bas/blobs";
 import { createDb, createNatsEventStore, ensureStreams, migrate, streamNames } from "@bas/event-store";
 import { loadModelCatalog } from "@bas/models";
 import { gateway, SESSION_CHANGE_KINDS, type sessions } from "@bas/proto";
-import { checkGrpcHealth, connectNats, createGrpcServer, createLogger, startWithCleanup } from "@bas/service-kit";
+import {
+  checkGrpcHealth,
+  connectNats,
+  createGrpcServer,
+  createLogger,
+  startMetricsServer,
+  startWithCleanup,
+} from "@bas/service-kit";
 import { sql } from "kysely";
 import { browserLaunchProblem } from "./adapters/grpc/browser-launch-problem";
 import { createServiceClients } from "./adapters/grpc/clients";
 import { createBrowserCapacityCheck } from "./app/browser-capacity-check";
 import { projectAdminServer } from "./adapters/grpc/project-admin-server";
 import { startHttpServer } from "./adapters/http/http-server";
+import { createGatewayMetrics } from "./adapters/prometheus/gateway-metrics";
 import { migrations } from "./adapters/pg/migrations";
 import { createPgProjectStore } from "./adapters/pg/pg-project-store";
 import { startRevocationListener } from "./adapters/pg/revocation-listener";
@@ -36,6 +44,8 @@ export interface GatewayService {
   port: number;
   /** The ProjectAdmin gRPC port. */
   grpcPort: number;
+  /** Port of `/metrics`. */
+  metricsPort: number;
   publicUrl: string;
   close(): Promise<void>;
 }
@@ -46,10 +56,11 @@ export const ROUTES: readonly AnyRoute[] = Object.values(registered) as AnyRoute
 export function startGatewayService(config: GatewayConfig): Promise<GatewayService> {
   return startWithCleanup(async (cleanup) => {
     const log = createLogger("gateway", config.LOG_LEVEL);
+    const metrics = createGatewayMetrics();
     const nats = await connectNats(config.NATS_URL, "gateway");
     cleanup.defer(() => nats.nc.drain().catch(() => undefined));
     const streams = streamNames(config.NAMESPACE);
-    await ensureStreams(nats.jsm, streams);
+    await ensureStreams(nats.jsm, streams, config.NATS_REPLICAS);
     const eventStore = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams });
     const db = createDb<GatewayDatabase>(config.DATABASE_URL);
     cleanup.defer(() => db.destroy());
@@ -66,7 +77,11 @@ export function startGatewayService(config: GatewayConfig): Promise<GatewayServi
       log,
     });
     cleanup.defer(() => revocations.close());
-    const blobs = await createNatsBlobStore({ js: nats.js, namespace: config.NAMESPACE });
+    const blobs = await createNatsBlobStore({
+      js: nats.js,
+      namespace: config.NAMESPACE,
+      replicas: config.NATS_REPLICAS,
+    });
     cleanup.defer(() => blobs.close());
     const clients = createServiceClients(
       {
@@ -150,16 +165,23 @@ export function startGatewayService(config: GatewayConfig): Promise<GatewayServi
       windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
     });
     http.handle(
-      createHttpApp(ROUTES, deps, { authenticator, rateLimit, maxBodyBytes: config.MAX_BODY_BYTES }).callback(),
+      createHttpApp(ROUTES, deps, {
+        authenticator,
+        rateLimit,
+        maxBodyBytes: config.MAX_BODY_BYTES,
+        metrics,
+      }).callback(),
     );
 
-    const grpc = createGrpcServer();
+    const grpc = createGrpcServer({ onCall: metrics.grpcCall });
     grpc.add(gateway.ProjectAdminService, projectAdminServer(admin, log));
     const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
     cleanup.defer(() => grpc.close());
+    const metricsServer = await startMetricsServer(metrics.registry, config.GRPC_HOST, config.METRICS_PORT);
+    cleanup.defer(() => metricsServer.close());
     grpc.setHealth("SERVING");
-    log.info({ port: http.port, grpcPort, publicUrl }, "gateway listening");
+    log.info({ port: http.port, grpcPort, metricsPort: metricsServer.port, publicUrl }, "gateway listening");
 
-    return { port: http.port, grpcPort, publicUrl, close: cleanup.close };
+    return { port: http.port, grpcPort, metricsPort: metricsServer.port, publicUrl, close: cleanup.close };
   });
 }

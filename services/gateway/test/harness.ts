@@ -74,6 +74,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     NAMESPACE: infra.namespace,
     LOG_LEVEL: "silent",
     GRPC_PORT: "0",
+    METRICS_PORT: "0",
   };
   let sessions: SessionsService | undefined;
   if (options.sessions !== false) {
@@ -82,9 +83,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       options.sessionsDeps,
     );
   }
-  const billing = options.billing
-    ? await startBillingService(loadBillingConfig({ ...common, METRICS_PORT: "0" }))
-    : undefined;
+  const billing = options.billing ? await startBillingService(loadBillingConfig(common)) : undefined;
   const browserDataDir = options.browserPool ? mkdtempSync(join(tmpdir(), "bas-gw-bp-")) : undefined;
   const browserPool = options.browserPool
     ? await startBrowserPoolService(

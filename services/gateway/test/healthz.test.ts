@@ -116,6 +116,7 @@ test("503 naming the browser pool and what to install when Chromium is missing; 
         NAMESPACE: infra.namespace,
         LOG_LEVEL: "silent",
         GRPC_PORT: "0",
+        METRICS_PORT: "0",
         CDP_PORT: "0",
         WARM_POOL_SIZE: "0",
         BROWSER_DATA_DIR: dataDir,

@@ -1,4 +1,5 @@
 import { request as httpRequest } from "node:http";
+import { scrapeMetrics, sumOf } from "@bas/testing";
 import { type Stack, startStack } from "./harness";
 
 let stack: Stack;
@@ -85,4 +86,22 @@ test("OPTIONS on a known path answers 200 with the path's methods in Allow", asy
   const reply = await send("OPTIONS", `/api/v3/sessions/${SESSION}`);
   expect(reply.status).toBe(200);
   expect(allowed(reply.allow)).toEqual(["DELETE", "GET", "HEAD"]);
+});
+
+test("/metrics labels each request with its route as declared, never the raw path; unknown paths share one label", async () => {
+  const unknownId = "0b7e2f6c-91a4-4c55-8f0e-5d2a1c3b4e6f";
+  expect((await send("GET", `/api/v3/sessions/${unknownId}`)).status).toBe(404);
+  expect((await send("GET", "/api/v3/sessions")).status).toBe(200);
+  expect((await send("GET", `/nope/${unknownId}`)).status).toBe(404);
+  expect((await send("PUT", "/api/v3/sessions")).status).toBe(405);
+
+  const samples = await scrapeMetrics(stack.gateway.metricsPort);
+  const answered = (method: string, route: string, status: string) =>
+    sumOf(samples, "bas_http_server_duration_seconds_count", { service: "gateway", method, route, status });
+  expect(answered("GET", "/api/v3/sessions/{id}", "404")).toBeGreaterThanOrEqual(1);
+  expect(answered("GET", "/api/v3/sessions", "200")).toBeGreaterThanOrEqual(1);
+  expect(answered("GET", "unmatched", "404")).toBeGreaterThanOrEqual(1);
+  expect(answered("PUT", "unmatched", "405")).toBeGreaterThanOrEqual(1);
+  const routes = samples.filter((s) => s.name.startsWith("bas_http_server_")).map((s) => s.labels.route);
+  expect(routes.filter((route) => route.includes(unknownId))).toEqual([]);
 });

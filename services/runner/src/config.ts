@@ -39,6 +39,8 @@ const address = z.string().regex(/^[^\s:]+:\d+$/, "expected host:port");
 export const runnerEnv = {
   ...commonEnv,
   GRPC_PORT: envPort(50053),
+  /** Port of `/metrics` (Prometheus), on GRPC_HOST; 0 picks a free one. */
+  METRICS_PORT: envPort(9463),
   /**
    * The default model route: any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, a gateway...). None by default:
    * without it (and without a MODEL_ROUTES entry with a baseUrl) a task is refused at creation.

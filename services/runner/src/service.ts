@@ -5,7 +5,14 @@ import { createDb, ensureStreams, migrate, streamNames } from "@bas/event-store"
 import { loadModelCatalog } from "@bas/models";
 import { runner } from "@bas/proto";
 import { checkSandboxTools } from "@bas/embedded-infra";
-import { connectNats, createGrpcServer, createLogger, type Logger, startWithCleanup } from "@bas/service-kit";
+import {
+  connectNats,
+  createGrpcServer,
+  createLogger,
+  type Logger,
+  startMetricsServer,
+  startWithCleanup,
+} from "@bas/service-kit";
 import { CdpBrowserDriver } from "./adapters/cdp/cdp-browser-driver";
 import { createKeyCipher } from "./adapters/crypto/key-cipher";
 import { connectBilling } from "./adapters/grpc/billing-budget";
@@ -19,6 +26,7 @@ import { startWorkConsumer } from "./adapters/nats/work-consumer";
 import { runScript } from "./adapters/node/script-runner";
 import { OpenAiChat } from "./adapters/openai/openai-chat";
 import { createProviderKeys, providerKeyMigrations, type RunnerDb } from "./adapters/pg/provider-keys";
+import { createRunnerMetrics } from "./adapters/prometheus/runner-metrics";
 import type { OutagePolicy } from "./app/ports";
 import { type RunningTask, type TaskWorkerDeps, workTask } from "./app/task-worker";
 import type { RunnerConfig } from "./config";
@@ -33,6 +41,8 @@ export interface RunnerServiceDeps {
 
 export interface RunnerService {
   grpcPort: number;
+  /** Port of `/metrics`. */
+  metricsPort: number;
   /** Tasks this process works right now. */
   status(): { activeTasks: number; sessionIds: string[] };
   /** Stops taking tasks, hands the ones in flight back to the queue (another runner continues them), disconnects. */
@@ -56,10 +66,11 @@ export function startRunnerService(config: RunnerConfig, deps: RunnerServiceDeps
     const now = deps.now ?? (() => new Date());
     const runnerId = deps.runnerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     const streams = streamNames(config.NAMESPACE);
+    const metrics = createRunnerMetrics();
 
     const nats = await connectNats(config.NATS_URL, `runner-${runnerId}`);
     cleanup.defer(() => nats.nc.drain().catch(() => undefined));
-    await ensureStreams(nats.jsm, streams);
+    await ensureStreams(nats.jsm, streams, config.NATS_REPLICAS);
     const db = createDb<RunnerDb>(config.DATABASE_URL, { max: 4 });
     cleanup.defer(() => db.destroy());
     await migrate(db, "runner", providerKeyMigrations);
@@ -89,10 +100,10 @@ export function startRunnerService(config: RunnerConfig, deps: RunnerServiceDeps
       browsers.close();
       billing?.close();
     });
-    const leases = await createTaskLeases(nats.js, config.NAMESPACE);
+    const leases = await createTaskLeases(nats.js, config.NAMESPACE, config.NATS_REPLICAS);
     const usage = createUsagePublisher(nats.js, streams, outage, now);
     const blobs: BlobStore | undefined = config.STEP_SCREENSHOTS
-      ? await createNatsBlobStore({ js: nats.js, namespace: config.NAMESPACE })
+      ? await createNatsBlobStore({ js: nats.js, namespace: config.NAMESPACE, replicas: config.NATS_REPLICAS })
       : undefined;
     cleanup.defer(() => blobs?.close());
     const chat = new OpenAiChat({ timeoutMs: config.LLM_TIMEOUT_MS, maxRetries: config.LLM_MAX_RETRIES });
@@ -168,16 +179,19 @@ export function startRunnerService(config: RunnerConfig, deps: RunnerServiceDeps
         schemaRetries: config.SCHEMA_RETRIES,
         screenshots: !!blobs,
       },
+      metrics,
     };
     const status = () => ({
       activeTasks: running.size,
       sessionIds: [...new Set([...running.values()].map((t) => t.assignment.sessionId))],
     });
 
-    const grpc = createGrpcServer();
+    const grpc = createGrpcServer({ onCall: metrics.grpcCall });
     grpc.add(runner.RunnerService, runnerServer({ status, keys, routes, log }));
     const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
     cleanup.defer(() => grpc.close());
+    const metricsServer = await startMetricsServer(metrics.registry, config.GRPC_HOST, config.METRICS_PORT);
+    cleanup.defer(() => metricsServer.close());
 
     const consumer = await startWorkConsumer(
       {
@@ -203,11 +217,21 @@ export function startRunnerService(config: RunnerConfig, deps: RunnerServiceDeps
       // A task stuck in a browser call must not hold the shutdown: unacknowledged, it is redelivered anyway.
       await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
     });
+    const queue = consumer.consumer;
+    metrics.watchConsumers(nats.jsm, [queue]);
+    metrics.countTasks({
+      running: () => running.size,
+      queued: async () => (await nats.jsm.consumers.info(queue.stream, queue.name)).num_pending,
+    });
     grpc.setHealth("SERVING");
-    log.info({ grpcPort, runnerId, concurrency: config.RUNNER_CONCURRENCY }, "runner started");
+    log.info(
+      { grpcPort, metricsPort: metricsServer.port, runnerId, concurrency: config.RUNNER_CONCURRENCY },
+      "runner started",
+    );
 
     return {
       grpcPort,
+      metricsPort: metricsServer.port,
       status,
       async close() {
         await cleanup.close();

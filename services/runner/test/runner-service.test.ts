@@ -1,5 +1,6 @@
 import { browserPool } from "@bas/proto";
 import { connectClient } from "@bas/service-kit";
+import { scrapeMetrics, sumOf } from "@bas/testing";
 import { httpError, promptText, toolCallReply, toolCallsReply } from "../../../test/support/scripted-llm";
 import { indexOf } from "./support/agent-harness";
 import { type RunnerStack, startRunnerStack } from "./support/runner-stack";
@@ -169,6 +170,40 @@ test("a model endpoint that keeps failing fails the task with a clear error; the
     lastStepSummary: expect.stringMatching(/^Task failed: The model call failed: the model endpoint answered 503/),
   });
   expect(llm.requests("mistral-large")).toHaveLength(3);
+});
+
+test("/metrics: tasks running and queued, steps, model latency and tokens by model, the work queue's lag", async () => {
+  const { llm, sites } = stack;
+  const model = "gemini-2.0-flash";
+  const usage = { promptTokens: 700, completionTokens: 40 };
+  // Three tasks for a runner that works two at a time; each step is a scroll (a second's thought) or done, so the
+  // three tasks take six calls whatever order they come in.
+  const scroll = toolCallReply("scroll", { direction: "down" }, { usage, delayMs: 1_000 });
+  const done = toolCallReply("done", { success: true, text: "scrolled" }, { usage });
+  llm.script(model, [scroll, scroll, scroll, done, done, done]);
+  const scrape = () => scrapeMetrics(stack.runner.metricsPort);
+  const steps = async () => sumOf(await scrape(), "bas_runner_step_duration_seconds_count", { service: "runner" });
+  const stepsBefore = await steps();
+  expect(stepsBefore).toBeDefined();
+
+  const created = [];
+  for (let i = 0; i < 3; i++) created.push(await stack.create({ task: `Look at ${sites.url}/shop/`, model }));
+  await waitUntil(async () => {
+    const now = await scrape();
+    return sumOf(now, "bas_runner_tasks_running") === 2 && sumOf(now, "bas_runner_tasks_queued") === 1;
+  });
+  for (const { id } of created) await stack.waitFor(id, (s) => s.status === "stopped");
+  await waitUntil(async () => sumOf(await scrape(), "bas_runner_tasks_running") === 0);
+
+  const samples = await scrape();
+  const byModel = { service: "runner", model };
+  expect(sumOf(samples, "bas_runner_model_call_duration_seconds_count", { ...byModel, outcome: "ok" })).toBe(6);
+  expect(sumOf(samples, "bas_runner_model_call_duration_seconds_sum", byModel)).toBeGreaterThan(3);
+  expect(sumOf(samples, "bas_runner_model_tokens_total", { ...byModel, direction: "input" })).toBe(6 * 700);
+  expect(sumOf(samples, "bas_runner_model_tokens_total", { ...byModel, direction: "output" })).toBe(6 * 40);
+  expect(await steps()).toBe(stepsBefore! + 6);
+  expect(sumOf(samples, "bas_runner_tasks_queued")).toBe(0);
+  expect(sumOf(samples, "bas_jetstream_consumer_lag_messages", { consumer: "runners", state: "pending" })).toBe(0);
 });
 
 async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {

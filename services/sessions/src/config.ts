@@ -15,6 +15,8 @@ const secretsKey = z.string().transform((value, ctx) => {
 const sessionsEnv = {
   ...commonEnv,
   GRPC_PORT: envPort(50051),
+  /** Port of `/metrics` (Prometheus), on GRPC_HOST; 0 picks a free one. */
+  METRICS_PORT: envPort(9461),
   /** Base of the live view URL every session gets at creation (`<PUBLIC_URL>/live/sessions/<id>/<token>`). */
   PUBLIC_URL: z
     .string()

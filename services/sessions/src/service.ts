@@ -10,7 +10,15 @@ import {
 } from "@bas/event-store";
 import { createEgressPolicy } from "@bas/egress-policy";
 import { runs, SESSION_CHANGE_KINDS, type SessionChangeKind, sessions, webhooks } from "@bas/proto";
-import { connectNats, createGrpcServer, createLogger, type Logger, startWithCleanup } from "@bas/service-kit";
+import {
+  connectNats,
+  createGrpcServer,
+  createLogger,
+  createServiceMetrics,
+  type Logger,
+  startMetricsServer,
+  startWithCleanup,
+} from "@bas/service-kit";
 import { sql } from "kysely";
 import { messagesProjection, createMessageQueries } from "./adapters/pg/messages-projection";
 import { createProjectLock, projectLockMigrations } from "./adapters/pg/project-lock";
@@ -67,6 +75,8 @@ export interface SessionsServiceDeps {
 
 export interface SessionsService {
   grpcPort: number;
+  /** Port of `/metrics`. */
+  metricsPort: number;
   /** Empties the read models and replays the event stream into them; resolves once they have caught up. */
   rebuildReadModels(): Promise<void>;
   close(): Promise<void>;
@@ -79,6 +89,8 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     const now = deps.now ?? (() => new Date());
     const newId = deps.newId ?? randomUUID;
     const streams = streamNames(config.NAMESPACE);
+    // What every service exports: process, gRPC latency and the lag of its projections and reactors.
+    const metrics = createServiceMetrics("sessions");
     const nats = await connectNats(config.NATS_URL, "sessions");
     cleanup.defer(() => nats.nc.drain().catch(() => undefined));
     // A query that cannot get a connection fails (UNAVAILABLE) rather than hang its caller.
@@ -88,7 +100,7 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     // creates can never take the connections that reads and projections need.
     const lockDb = createDb<SessionsDb>(config.DATABASE_URL, { max: LOCK_CONNECTIONS, connectionTimeoutMs: 5_000 });
     cleanup.defer(() => lockDb.destroy());
-    await ensureStreams(nats.jsm, streams);
+    await ensureStreams(nats.jsm, streams, config.NATS_REPLICAS);
     await migrate(db, "sessions", { ...secretsMigrations, ...projectLockMigrations, ...webhookMigrations });
 
     const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
@@ -144,6 +156,10 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
       cleanup.defer(() => runner.stop());
       await runner.start();
     }
+    metrics.watchConsumers(
+      nats.jsm,
+      [...readModelRunners, ...reactors].map((runner) => runner.consumer),
+    );
     const inactivity = startInactivityReactor({
       queries,
       commands,
@@ -154,7 +170,7 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     cleanup.defer(() => inactivity.stop());
 
     // Last set up, first closed: no new calls while the rest stops.
-    const grpc = createGrpcServer();
+    const grpc = createGrpcServer({ onCall: metrics.grpcCall });
     const liveLinks = createLiveLinks(config.SECRETS_KEY, config.PUBLIC_URL);
     const createDeps = {
       commands,
@@ -208,6 +224,8 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     cleanup.defer(() => sender.stop());
     const grpcPort = await grpc.listen(config.GRPC_HOST, config.GRPC_PORT);
     cleanup.defer(() => grpc.close());
+    const metricsServer = await startMetricsServer(metrics.registry, config.GRPC_HOST, config.METRICS_PORT);
+    cleanup.defer(() => metricsServer.close());
     const health = startHealthMonitor({
       probes: {
         database: () => sql`select 1`.execute(db),
@@ -220,10 +238,11 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     });
     cleanup.defer(() => health.stop());
     await health.check();
-    log.info({ grpcPort }, "sessions service ready");
+    log.info({ grpcPort, metricsPort: metricsServer.port }, "sessions service ready");
 
     return {
       grpcPort,
+      metricsPort: metricsServer.port,
       async rebuildReadModels() {
         for (const runner of readModelRunners) {
           await runner.rebuild();

@@ -36,6 +36,7 @@ export async function startHarness(env: Record<string, string> = {}, deps: Sessi
     DATABASE_URL: infra.databaseUrl,
     NAMESPACE: infra.namespace,
     GRPC_PORT: "0",
+    METRICS_PORT: "0",
     LOG_LEVEL: "silent",
     PUBLIC_URL: "http://bas.test/",
     SECRETS_KEY: randomBytes(32).toString("hex"),

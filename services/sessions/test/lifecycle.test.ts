@@ -1,5 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import { checkGrpcHealth } from "@bas/service-kit";
+import { scrapeMetrics, sumOf } from "@bas/testing";
 import { createRequest, failure, type Harness, newProject, startHarness } from "./harness";
 
 let h: Harness;
@@ -197,4 +198,27 @@ test("a retried create with the same idempotency key returns the same session an
 
 test("the gRPC health check says SERVING once the service is ready", async () => {
   expect(await checkGrpcHealth(`127.0.0.1:${h.service.grpcPort}`)).toBe(true);
+});
+
+test("/metrics: gRPC latency by method and status code, and the lag of every consumer the service reads", async () => {
+  await h.api.createSession(createRequest(project, { task: "counted" }));
+  await failure(get("no-such-session"));
+
+  const samples = await scrapeMetrics(h.service.metricsPort);
+  const calls = (method: string, code: string) =>
+    sumOf(samples, "bas_grpc_server_duration_seconds_count", { service: "sessions", method, code });
+  expect(calls("bas.v1.Sessions/CreateSession", "OK")).toBeGreaterThanOrEqual(1);
+  expect(calls("bas.v1.Sessions/GetSession", "NOT_FOUND")).toBeGreaterThanOrEqual(1);
+  // Every durable consumer on the events stream is one of the service's projections or reactors: each has its lag.
+  const lagged = new Set(
+    samples
+      .filter((s) => s.name === "bas_jetstream_consumer_lag_messages" && s.labels.state === "pending")
+      .map((s) => s.labels.consumer),
+  );
+  const durables: string[] = [];
+  for await (const consumer of h.infra.jsm.consumers.list(h.infra.streams.events.stream)) {
+    durables.push(consumer.name);
+  }
+  expect(durables.length).toBeGreaterThan(5);
+  expect([...lagged].sort()).toEqual(durables.sort());
 });

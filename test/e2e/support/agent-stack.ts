@@ -68,10 +68,11 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
     NAMESPACE: infra.namespace,
     LOG_LEVEL: "silent",
     GRPC_PORT: "0",
+    METRICS_PORT: "0",
   };
   const started: Array<{ close(): Promise<void> }> = [];
   try {
-    const billing: BillingService = await startBillingService(loadBillingConfig({ ...common, METRICS_PORT: "0" }));
+    const billing: BillingService = await startBillingService(loadBillingConfig(common));
     started.push(billing);
     // The gateway's port is known before anything starts: the sessions service puts it in every liveUrl.
     const gatewayPort = await freePort();

@@ -17,6 +17,8 @@ export type Usage = UsageQuantity & {
   browserId?: string;
   /** Browser usage: the browser's last report (it stopped). Charged even when empty: it completes its cost. */
   lastReport?: boolean;
+  /** W3C trace context of the work that used it (a task's model call): its charge joins that trace. */
+  traceparent?: string;
 };
 
 /** Why a usage fact cannot be charged; such a fact is reported and skipped, never retried. */

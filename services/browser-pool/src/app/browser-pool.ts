@@ -21,6 +21,7 @@ import type {
   CdpEndpoints,
   Launched,
   Launcher,
+  PoolMetrics,
   ProfileStates,
   DownloadedFile,
   DownloadWatcher,
@@ -63,6 +64,7 @@ export interface BrowserPoolDeps {
   settle(sequence: number): Promise<void>;
   /** How often browser timeouts are checked (default 1 s). */
   timeoutSweepMs?: number;
+  metrics: PoolMetrics;
   now(): Date;
   newId(): string;
   log: { info(o: object, msg: string): void; warn(o: object, msg: string): void; error(o: object, msg: string): void };
@@ -215,6 +217,8 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
 
   /** Launches (or takes a warm) browser and records it; resolves once it answers CDP. */
   async function create(input: CreateInput): Promise<{ view: BrowserView; secret: string }> {
+    const asked = performance.now();
+    const acquired = (source: "warm" | "cold") => deps.metrics.acquired(source, (performance.now() - asked) / 1000);
     const settings = resolveSettings(input.settings);
     const proxyCredentials = proxyCredentialsOf(input.settings);
     // A custom proxy the egress policy refuses is the caller's mistake (422), told before anything is recorded.
@@ -247,6 +251,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         }).catch(disposing(warm));
         serve(id, handled.state, warm);
         await settled(handled);
+        acquired("warm");
         return { view: viewFromState(id, handled.state), secret };
       }
       const { profileId } = settings;
@@ -283,6 +288,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         serve(id, started.state, launched);
       }
       await settled(started);
+      if (started.events.length > 0) acquired("cold");
       return { view: viewFromState(id, started.state), secret };
     } finally {
       release();

@@ -224,3 +224,9 @@ export interface ProfileStates {
    */
   save(profileId: string, launched: Launched): Promise<SavedProfile | undefined>;
 }
+
+/** What the pool counts for operators (Prometheus in production). */
+export interface PoolMetrics {
+  /** A browser was handed out, taken from the warm pool or launched for the caller, `seconds` after it was asked. */
+  acquired(source: "warm" | "cold", seconds: number): void;
+}

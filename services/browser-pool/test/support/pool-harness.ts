@@ -42,6 +42,7 @@ export function testEnv(infra: TestInfra, dataDir: string, overrides: Record<str
     NAMESPACE: infra.namespace,
     LOG_LEVEL: "silent",
     GRPC_PORT: "0",
+    METRICS_PORT: "0",
     CDP_PORT: "0",
     WARM_POOL_SIZE: "0",
     NODE_ID: `node-${randomBytes(4).toString("hex")}`,

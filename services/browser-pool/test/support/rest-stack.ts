@@ -35,6 +35,7 @@ export async function startRestStack(poolEnv: Record<string, string> = {}): Prom
       NAMESPACE: pool.env.NAMESPACE,
       LOG_LEVEL: "silent",
       GRPC_PORT: "0",
+      METRICS_PORT: "0",
       PORT: "0",
       HTTP_HOST: "127.0.0.1",
       BOOTSTRAP_API_KEY: bootstrapKey,

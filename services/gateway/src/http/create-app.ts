@@ -9,12 +9,15 @@ import { errorMiddleware } from "./error-middleware";
 import type { GatewayDeps } from "./gateway-deps";
 import type { AnyRoute, AuthenticatedProject, RequestSchemas, RouteResult } from "./route";
 import type { ProjectRateLimit } from "./rate-limit";
+import { type HttpMetrics, requestMetrics } from "./request-metrics";
 import { validateRequest } from "./validate-request";
 
 export interface HttpAppOptions {
   authenticator: Authenticator;
   rateLimit: ProjectRateLimit;
   maxBodyBytes: number;
+  /** Told of every answered request. */
+  metrics?: HttpMetrics;
 }
 
 /** `/api/v3/sessions/{id}` → `/api/v3/sessions/:id` */
@@ -45,7 +48,7 @@ function write(ctx: Context, result: RouteResult) {
   ctx.body = result.body;
 }
 
-/** The Koa application: one error middleware, then one router entry per registered route. */
+/** The Koa application: request metrics, one error middleware, then one router entry per registered route. */
 export function createHttpApp(routes: readonly AnyRoute[], deps: GatewayDeps, options: HttpAppOptions): Koa {
   const app = new Koa();
   // Errors are answered and logged by errorMiddleware; Koa's default stderr printing would duplicate them.
@@ -56,6 +59,7 @@ export function createHttpApp(routes: readonly AnyRoute[], deps: GatewayDeps, op
       deps.log.debug({ path: ctx.path }, "client closed the connection mid-response");
     else deps.log.warn({ err }, "response stream failed");
   });
+  if (options.metrics) app.use(requestMetrics(options.metrics));
   app.use(errorMiddleware(deps.log));
 
   const readBody = createBodyReader(options.maxBodyBytes);
@@ -66,6 +70,7 @@ export function createHttpApp(routes: readonly AnyRoute[], deps: GatewayDeps, op
   for (const route of [...routes].sort(byPath)) {
     const schemas: RequestSchemas = (typeof route.request === "function" ? route.request(deps) : route.request) ?? {};
     router[route.method](koaPath(route.path), async (ctx) => {
+      ctx.state.route = route.path;
       let project: AuthenticatedProject | undefined;
       if (route.auth === "api-key") {
         project = await authenticateRequest(ctx.get(API_KEY_HEADER), options.authenticator);

@@ -7,8 +7,9 @@ import { toErrorResponse } from "./error-response";
 const CLIENT_CLOSED_REQUEST = 499;
 
 /**
- * Outermost middleware: every failure, and every unmatched route, leaves as JSON `{"detail": ...}`: 404 for a path
- * no route serves, 405 (with `Allow`, set by the router) for a method the path does not support.
+ * Outermost but for the request metrics: every failure, and every unmatched route, leaves as JSON
+ * `{"detail": ...}`: 404 for a path no route serves, 405 (with `Allow`, set by the router) for a method the path does
+ * not support.
  */
 export function errorMiddleware(log: Logger): Middleware {
   return async (ctx, next) => {

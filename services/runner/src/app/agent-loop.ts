@@ -67,6 +67,7 @@ export async function runAgent(
 
   for (let step = start.nextStep; step <= task.maxSteps; step++) {
     if (signal.aborted) return { kind: "stopped", steps: step - 1 };
+    const stepStarted = performance.now();
     const attributes = { "bas.step": step };
     let snapshot: PageSnapshot;
     try {
@@ -156,6 +157,7 @@ export async function runAgent(
       },
     });
     notices = [];
+    deps.metrics?.stepTaken((performance.now() - stepStarted) / 1000);
     if (result.finished) return { kind: "completed", ...result.finished, steps: step, records, lastPage };
     if (result.browserLost) await reconnect();
   }

@@ -5,7 +5,7 @@ import type { Redactor, SecretDomains } from "../domain/secrets";
 import type { PendingStep, StepMemory, StepMessage } from "../domain/step-memory";
 import type { BrowserDriver } from "./browser-driver";
 import type { FinishDeps } from "./finish-task";
-import type { ModelCaller } from "./ports";
+import type { ModelCaller, RunnerMetrics } from "./ports";
 
 export interface AgentTask {
   task: string;
@@ -72,6 +72,8 @@ export interface AgentDeps extends FinishDeps {
   signal: AbortSignal;
   now(): Date;
   options: AgentOptions;
+  /** Counts each step's duration; absent where the loop runs on its own (its tests). */
+  metrics?: Pick<RunnerMetrics, "stepTaken">;
 }
 
 export type AgentOutcome =

@@ -3,6 +3,7 @@ import { createRedactor, type Redactor } from "../domain/secrets";
 import type { Attempt, TaskDisposition } from "./attempt";
 import { ignoreStale, recordUsage } from "./attempt-reports";
 import { createModelCaller } from "./model-caller";
+import { observeCompletion } from "./observed-completion";
 import type { ModelCaller, TokenUsage } from "./ports";
 
 /** The model an attempt talks to, with the task's secrets kept out of what it sees. */
@@ -43,7 +44,9 @@ export async function resolveModel(t: Attempt): Promise<AttemptModel | TaskDispo
   // A run's own parameters win over the session's thinking level.
   const target = { route, apiKey, ...callParams(route, { thinkingLevel: a.thinkingLevel, ...a.modelParams }) };
   const model = createModelCaller({
-    complete: (request) => deps.complete(target, request),
+    complete: observeCompletion({ model: a.model, providerModel: route.model }, deps.metrics, (request) =>
+      deps.complete(target, request),
+    ),
     ...(deps.checkBudget ? { checkBudget: (estimate: TokenUsage) => deps.checkBudget!(a, estimate) } : {}),
     recordUsage: (usage, call) => recordUsage(a, t.attempt, usage, call, deps),
     redact: redactor,

@@ -63,6 +63,19 @@ export class SupersededAttemptError extends StaleAttemptError {
   override name = "SupersededAttemptError";
 }
 
+/** What the runner counts for operators (Prometheus in production). */
+export interface RunnerMetrics {
+  /** A model call ended: how long it took, how it ended, and the tokens the provider reported for it. */
+  modelCalled(call: {
+    model: string;
+    seconds: number;
+    outcome: "ok" | "error" | "cancelled";
+    usage?: TokenUsage;
+  }): void;
+  /** An agent step ended: observed, decided, acted and recorded. */
+  stepTaken(seconds: number): void;
+}
+
 /** How long a dependency may be unavailable before the work that needs it fails, and who hears about the wait. */
 export interface OutagePolicy {
   graceMs: number;

@@ -1,3 +1,4 @@
+import { inSpan } from "@bas/service-kit/tracing";
 import type { Action } from "../domain/actions";
 import type { ActionOutcome } from "../domain/history";
 import { extractMessages } from "../domain/prompt";
@@ -19,16 +20,32 @@ export interface RunActionDeps {
   extractMaxChars: number;
 }
 
+type ActionResult = ActionOutcome & { pageChanged: boolean };
+
 /**
  * Runs one non-final action and says what happened in words for the model. Failures the model can react to (bad
  * index, element gone, navigation error, a page that threw) come back as an error outcome instead of ending the task.
+ * Each action is a `browser.action` span; one that failed for the model says so in `bas.action.error`.
  */
-export async function runAction(
+export function runAction(
   action: Exclude<Action, { name: "done" }>,
   call: string,
   summary: string,
   deps: RunActionDeps,
-): Promise<ActionOutcome & { pageChanged: boolean }> {
+): Promise<ActionResult> {
+  return inSpan("browser.action", { attributes: { "bas.action": action.name } }, async (span) => {
+    const outcome = await act(action, call, summary, deps);
+    span.setAttributes({ "bas.action.error": outcome.error });
+    return outcome;
+  });
+}
+
+async function act(
+  action: Exclude<Action, { name: "done" }>,
+  call: string,
+  summary: string,
+  deps: RunActionDeps,
+): Promise<ActionResult> {
   const { browser, redact } = deps;
   try {
     if (action.name === "extract") {

@@ -97,6 +97,7 @@ export async function runAttempt(
       now: deps.now,
       ...(deps.runScript ? { runScript: (code, env) => deps.runScript!(code, env, held.browser.acquired.cdpUrl) } : {}),
       options: deps.agent,
+      metrics: deps.metrics,
     },
     start,
   );

@@ -17,7 +17,7 @@ import { acquireSandbox, type Held, letGo } from "./attempt-sandbox";
 import type { BrowserDriver } from "./browser-driver";
 import type { ScriptRun } from "./finish-task";
 import type { BudgetVerdict } from "./model-caller";
-import type { ChatRequest, ChatResult, OutagePolicy, TokenUsage } from "./ports";
+import type { ChatRequest, ChatResult, OutagePolicy, RunnerMetrics, TokenUsage } from "./ports";
 import { runAttempt, startTask } from "./run-attempt";
 
 export type { InterruptReason, TaskDisposition, TaskReports, UsageFact };
@@ -62,6 +62,7 @@ export interface TaskWorkerDeps {
   /** How long a dependency (browser-pool, sessions, billing, NATS, Postgres) may be away before the attempt fails. */
   outage: OutagePolicy;
   agent: AgentOptions;
+  metrics: RunnerMetrics;
 }
 
 export interface RunningTask {

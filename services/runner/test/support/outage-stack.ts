@@ -86,6 +86,7 @@ export async function startOutageStack(): Promise<OutageStack> {
     NAMESPACE: `out${randomBytes(4).toString("hex")}`,
     LOG_LEVEL: "info",
     GRPC_PORT: "0",
+    METRICS_PORT: "0",
   };
   const poolEnv = {
     ...common,
@@ -124,7 +125,7 @@ export async function startOutageStack(): Promise<OutageStack> {
     );
     started.push(sessionsService);
     const billingService: BillingService = await startBillingService(
-      loadBillingConfig({ ...common, METRICS_PORT: "0", LOG_LEVEL: "warn" }),
+      loadBillingConfig({ ...common, LOG_LEVEL: "warn" }),
     );
     started.push(billingService);
     const runnerConfig = loadRunnerConfig({

@@ -66,6 +66,7 @@ export async function startRunnerStack(options: RunnerStackOptions = {}): Promis
     NAMESPACE: infra.namespace,
     LOG_LEVEL: "silent",
     GRPC_PORT: "0",
+    METRICS_PORT: "0",
   };
   const sessionsService = await startSessionsService(
     loadSessionsConfig({
@@ -90,9 +91,7 @@ export async function startRunnerStack(options: RunnerStackOptions = {}): Promis
     }),
     { ackWaitMs: 1_000 },
   );
-  const billing = options.billing
-    ? await startBillingService(loadBillingConfig({ ...common, METRICS_PORT: "0" }))
-    : undefined;
+  const billing = options.billing ? await startBillingService(loadBillingConfig(common)) : undefined;
   const runnerEnv: Record<string, string> = {
     ...common,
     ...(billing ? { BILLING_ADDR: `127.0.0.1:${billing.grpcPort}` } : {}),

@@ -2,8 +2,8 @@ import { billing } from "@bas/proto";
 import type { JsMsg } from "@nats-io/jetstream";
 import type { Usage } from "../../domain/usage";
 
-/** Reads a USAGE message (JSON of bas.v1.UsageRecorded); undefined when it is not one. */
-export function parseUsage(m: Pick<JsMsg, "seq" | "json">): Usage | undefined {
+/** Reads a USAGE message (JSON of bas.v1.UsageRecorded, trace context in its headers); undefined when it is not one. */
+export function parseUsage(m: Pick<JsMsg, "seq" | "json" | "headers">): Usage | undefined {
   let raw: unknown;
   try {
     raw = m.json();
@@ -12,6 +12,7 @@ export function parseUsage(m: Pick<JsMsg, "seq" | "json">): Usage | undefined {
   }
   if (!raw || typeof raw !== "object") return undefined;
   const u = billing.UsageRecorded.fromJSON(raw);
+  const traceparent = m.headers?.get("traceparent");
   const scope = {
     id: u.id,
     sequence: m.seq,
@@ -20,6 +21,7 @@ export function parseUsage(m: Pick<JsMsg, "seq" | "json">): Usage | undefined {
     ...(u.runId ? { runId: u.runId } : {}),
     ...(u.browserId ? { browserId: u.browserId } : {}),
     ...(u.lastReport && u.browserId ? { lastReport: true } : {}),
+    ...(traceparent ? { traceparent } : {}),
   };
   if (u.llm) {
     const { model, inputTokens, outputTokens, ownKey } = u.llm;

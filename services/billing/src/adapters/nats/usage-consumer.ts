@@ -17,11 +17,11 @@ import { runAsLeader } from "../pg/leader-lock";
 import { parseUsage } from "./parse-usage";
 
 export interface UsageConsumer {
+  /** The durable consumer it reads the USAGE stream with (its lag is a metric). */
+  readonly consumer: { stream: string; name: string };
   start(): Promise<void>;
   /** Stops taking facts; the batch in flight finishes (or is left unacknowledged for redelivery) first. */
   stop(): Promise<void>;
-  /** Facts in the stream the consumer has not acknowledged yet. */
-  pending(): Promise<number>;
 }
 
 export interface UsageConsumerDeps {
@@ -186,6 +186,7 @@ export function createUsageConsumer(deps: UsageConsumerDeps): UsageConsumer {
   }
 
   return {
+    consumer: { stream, name: durable },
     async start() {
       if (!stopped) return;
       stopped = false;
@@ -198,10 +199,6 @@ export function createUsageConsumer(deps: UsageConsumerDeps): UsageConsumer {
       stopped = true;
       await messages?.close().catch(() => undefined);
       await running;
-    },
-    async pending() {
-      const info = await jsm.consumers.info(stream, durable);
-      return info.num_pending + info.num_ack_pending;
     },
   };
 }

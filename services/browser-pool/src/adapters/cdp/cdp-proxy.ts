@@ -25,7 +25,18 @@ import { type LiveSession, startLiveSession } from "./live-session";
 
 export interface CdpProxy extends CdpEndpoints {
   readonly port: number;
+  /** What went through the proxy since it started, all browsers together (for metrics). */
+  readonly traffic: CdpTraffic;
   close(): Promise<void>;
+}
+
+export interface CdpTraffic {
+  /** CDP bytes from callers to browsers. */
+  readonly bytesToBrowsers: number;
+  /** CDP bytes from browsers to callers. */
+  readonly bytesToClients: number;
+  /** CDP connections open right now. */
+  readonly connections: number;
 }
 
 const NOT_FOUND = "Browser not found, stopped, or the credential is wrong";
@@ -57,6 +68,8 @@ export async function startCdpProxy(options: {
   health?: () => Record<string, unknown>;
 }): Promise<CdpProxy> {
   const entries = new Map<string, Entry>();
+  // Plain sums on the hot path; the metrics read them when scraped.
+  const traffic = { bytesToBrowsers: 0, bytesToClients: 0, connections: 0 };
   // A viewer sends small input messages only; anything bigger is cut off rather than buffered.
   const liveSockets = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
   const server = createServer((req, res) => void handleHttp(req, res));
@@ -114,13 +127,16 @@ export async function startCdpProxy(options: {
       upstream.write(handshake(req, path, entry.upstream));
       if (head.length > 0) {
         entry.bytesIn += head.length;
+        traffic.bytesToBrowsers += head.length;
         upstream.write(head);
       }
       splice(client, upstream, (n) => {
         entry.bytesIn += n;
+        traffic.bytesToBrowsers += n;
       });
       splice(upstream, client, (n) => {
         entry.bytesOut += n;
+        traffic.bytesToClients += n;
       });
     });
   }
@@ -129,11 +145,13 @@ export async function startCdpProxy(options: {
     entry.sockets.add(client);
     entry.sockets.add(upstream);
     entry.clients += 1;
+    traffic.connections += 1;
     let closed = false;
     const close = () => {
       if (closed) return;
       closed = true;
       entry.clients -= 1;
+      traffic.connections -= 1;
       entry.sockets.delete(client);
       entry.sockets.delete(upstream);
       client.destroy();
@@ -207,6 +225,7 @@ export async function startCdpProxy(options: {
 
   return {
     port: (server.address() as { port: number }).port,
+    traffic,
     register(spec) {
       const entry: Entry = {
         spec,

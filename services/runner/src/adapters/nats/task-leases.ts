@@ -50,8 +50,12 @@ function parse(value: Uint8Array | undefined): LeaseValue | undefined {
  * stops: a task is never worked by two runners beyond one step. The lease of an attempt that died keeps the step it
  * was acting on; a lease is deleted only when its task is done with.
  */
-export async function createTaskLeases(js: JetStreamClient, namespace: string): Promise<TaskLeases> {
-  const kv: KV = await new Kvm(js).create(leaseBucketName(namespace), { history: 1, ttl: 24 * 60 * 60 * 1000 });
+export async function createTaskLeases(js: JetStreamClient, namespace: string, replicas = 1): Promise<TaskLeases> {
+  const kv: KV = await new Kvm(js).create(leaseBucketName(namespace), {
+    history: 1,
+    ttl: 24 * 60 * 60 * 1000,
+    replicas,
+  });
   return {
     async claim(taskId, holder) {
       const key = `task.${taskId.replace(/[^A-Za-z0-9_-]/g, "_")}`;

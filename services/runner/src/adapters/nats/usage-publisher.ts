@@ -1,7 +1,9 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
+import { headers } from "@nats-io/transport-node";
 import type { StreamNames } from "@bas/event-store";
 import { billing } from "@bas/proto";
 import { retry } from "@bas/service-kit";
+import { activeTraceparent } from "@bas/service-kit/tracing";
 import type { OutagePolicy } from "../../app/ports";
 
 export interface LlmUsageFact {
@@ -47,8 +49,12 @@ export function createUsagePublisher(
         },
       };
       const data = JSON.stringify(billing.UsageRecorded.toJSON(message));
+      // The model call's trace goes with its usage: billing's charge of it joins the task's trace.
+      const h = headers();
+      const traceparent = activeTraceparent();
+      if (traceparent) h.set("traceparent", traceparent);
       // Any failure to publish is NATS not answering: the same id makes a retry harmless.
-      await retry(() => js.publish(subject, data, { msgID: usage.id }), {
+      await retry(() => js.publish(subject, data, { msgID: usage.id, headers: h }), {
         graceMs: outage.graceMs,
         retryable: () => true,
         onRetry: (err, { waitedMs }) => outage.onWait?.("NATS", err, waitedMs),

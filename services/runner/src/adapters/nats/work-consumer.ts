@@ -39,6 +39,8 @@ export interface WorkConsumerOptions {
 }
 
 export interface WorkConsumer {
+  /** The durable consumer shared by all runners (its lag is a metric). */
+  readonly consumer: { stream: string; name: string };
   /** Stops taking new work; deliveries that arrive meanwhile are handed back at once. */
   stop(): Promise<void>;
 }
@@ -153,6 +155,7 @@ export async function startWorkConsumer(
   }
 
   return {
+    consumer: { stream: options.streams.work.stream, name: durable },
     async stop() {
       stopped = true;
       for (const pull of pulls) pull.stop();

@@ -3,11 +3,15 @@ import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 
 export interface MetricsServer {
+  /** The bound port (useful with port 0). */
   port: number;
   close(): Promise<void>;
 }
 
-/** Serves `GET /metrics` in the Prometheus text format; anything else is 404. */
+/**
+ * Serves `GET /metrics` in the Prometheus text format on a port of its own, so that the metrics are reachable on the
+ * internal interface only and never through the public API; anything else is 404.
+ */
 export async function startMetricsServer(registry: Registry, host: string, port: number): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
     if (req.method !== "GET" || req.url?.split("?")[0] !== "/metrics") {

@@ -1,89 +1,68 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
+import { createServiceMetrics, type ServiceMetrics } from "@bas/service-kit";
+import { Counter } from "prom-client";
 import type { BillingMetrics } from "../../app/ports";
 import type { LedgerType } from "../../domain/events";
 import type { Charge } from "../../domain/pricing";
 
-export interface PrometheusBillingMetrics extends BillingMetrics {
-  registry: Registry;
-  /** Reports how many usage facts wait in the stream, read when Prometheus scrapes. */
-  setPendingSource(source: () => Promise<number>): void;
-}
-
 /**
- * Billing's Prometheus metrics, in a registry of their own (tests run several services in one process).
- * Dollar amounts here are floats: they are for dashboards; the ledger is the record.
+ * Billing's Prometheus metrics on top of what every service exports. Dollar amounts here are floats: they are for
+ * dashboards; the ledger is the record. Project ids are labels: one series per project and model, as many as the
+ * deployment has projects.
  */
-export function createPrometheusMetrics(): PrometheusBillingMetrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+export function createBillingMetrics(): ServiceMetrics & BillingMetrics {
+  const base = createServiceMetrics("billing");
+  const registers = [base.registry];
   const cost = new Counter({
-    name: "billing_cost_usd_total",
+    name: "bas_billing_cost_usd_total",
     help: "USD charged, by project, kind (llm, proxy, browser) and model (llm only).",
     labelNames: ["project", "kind", "model"] as const,
-    registers: [registry],
+    registers,
   });
   const usage = new Counter({
-    name: "billing_usage_events_total",
-    help: "Usage facts priced and charged, by kind.",
+    name: "bas_billing_usage_events_total",
+    help: "Usage facts priced and charged, by project and kind.",
     labelNames: ["project", "kind"] as const,
-    registers: [registry],
+    registers,
   });
   const tokens = new Counter({
-    name: "billing_llm_tokens_total",
-    help: "LLM tokens charged, by project, model and direction (input, output).",
+    name: "bas_billing_llm_tokens_total",
+    help: "LLM tokens charged, by project, model, direction (input, output) and whether the project's own key paid.",
     labelNames: ["project", "model", "direction", "own_key"] as const,
-    registers: [registry],
+    registers,
   });
   const proxyBytes = new Counter({
-    name: "billing_proxy_bytes_total",
+    name: "bas_billing_proxy_bytes_total",
     help: "Proxy bytes charged, by project.",
     labelNames: ["project"] as const,
-    registers: [registry],
+    registers,
   });
   const browserSeconds = new Counter({
-    name: "billing_browser_seconds_total",
+    name: "bas_billing_browser_seconds_total",
     help: "Browser seconds charged, by project.",
     labelNames: ["project"] as const,
-    registers: [registry],
+    registers,
   });
   const exceeded = new Counter({
-    name: "billing_budget_exceeded_total",
+    name: "bas_billing_budget_exceeded_total",
     help: "Cost caps reached (each stops a task), by scope (session, run).",
     labelNames: ["scope"] as const,
-    registers: [registry],
+    registers,
   });
   const skipped = new Counter({
-    name: "billing_usage_skipped_total",
+    name: "bas_billing_usage_skipped_total",
     help: "Usage facts not charged, by reason (duplicate, invalid, empty).",
     labelNames: ["reason"] as const,
-    registers: [registry],
+    registers,
   });
   const unpriced = new Counter({
-    name: "billing_unpriced_model_total",
+    name: "bas_billing_unpriced_model_total",
     help: "LLM calls of a model missing from the price table (charged at the fallback model's price).",
     labelNames: ["model"] as const,
-    registers: [registry],
-  });
-  let pendingSource: (() => Promise<number>) | undefined;
-  new Gauge({
-    name: "billing_usage_pending",
-    help: "Usage facts in the stream not yet charged (the consumer's backlog).",
-    registers: [registry],
-    async collect() {
-      if (!pendingSource) return;
-      try {
-        this.set(await pendingSource());
-      } catch {
-        // The stream is unreachable: leave the last value; the service's own health tells the story.
-      }
-    },
+    registers,
   });
 
   return {
-    registry,
-    setPendingSource: (source) => {
-      pendingSource = source;
-    },
+    ...base,
     charged(projectId: string, charge: Charge) {
       const amount = charge.amount.toNumber();
       cost.inc({ project: projectId, kind: charge.kind, model: charge.model ?? "" }, amount);

@@ -1,0 +1,168 @@
+/**
+ * Each service as the images ship it, compiled JavaScript (`node --enable-source-maps dist/<name>/main.js`, after
+ * `npm run build`), against `node --import tsx services/<name>/src/main.ts`, in one run: start-up time (spawn →
+ * healthy: gRPC health SERVING, for the gateway /healthz 200) and idle memory (RSS of the process and its children,
+ * tsx's esbuild among them, BENCH_SETTLE_MS after healthy). tsx twice: with its transform cache warm (a developer's
+ * second start) and cold (an empty cache, as in a fresh container).
+ *
+ * A first, compiled stack brings up streams and schema and stays as the rest of the deployment; each measured
+ * process is one more replica joining it, as in a rolling update. BENCH_RUNS rounds, the three ways interleaved.
+ * `npm run bench -- service-startup` (BENCH_RUNS=3, BENCH_SETTLE_MS=5000).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { freePort, waitForExit } from "@bas/embedded-infra";
+import { checkGrpcHealth } from "@bas/service-kit";
+import { buildServices } from "../scripts/build";
+import { SERVICE_NAMES, type ServiceName, stackEnvs } from "../test/support/service-envs";
+import { benchInfra } from "./support/infra";
+
+const ROOT = resolve(__dirname, "..");
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 5_000);
+const WAYS = ["compiled", "tsx warm", "tsx cold"] as const;
+type Way = (typeof WAYS)[number];
+
+const command = (way: Way, name: ServiceName) =>
+  way === "compiled"
+    ? ["--enable-source-maps", join(ROOT, "dist", name, "main.js")]
+    : ["--import", "tsx", join(ROOT, "services", name, "src", "main.ts")];
+
+/** kB of resident memory of `pid` and every process below it. */
+function treeRssKb(pid: number): number {
+  const parent = new Map<number, number>();
+  for (const entry of readdirSync("/proc").filter((e) => /^\d+$/.test(e))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {} // gone meanwhile
+  }
+  const inTree = (p: number): boolean => p === pid || (parent.has(p) && p !== 1 && inTree(parent.get(p)!));
+  return [...parent.keys()].filter(inTree).reduce((sum, p) => {
+    try {
+      return sum + Number(readFileSync(`/proc/${p}/status`, "utf8").match(/VmRSS:\s+(\d+)/)?.[1] ?? 0);
+    } catch {
+      return sum;
+    }
+  }, 0);
+}
+
+async function waitHealthy(child: ChildProcess, healthy: () => Promise<boolean>, log: () => string) {
+  const deadline = Date.now() + 60_000;
+  while (!(await healthy().catch(() => false))) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`did not become healthy:\n${log()}`);
+    await sleep(10);
+  }
+}
+
+/** Starts one replica `way`, waits until healthy, lets it settle; its start-up time (ms) and RSS (MB). */
+async function measure(way: Way, name: ServiceName, env: Record<string, string>, dir: string) {
+  const [port, grpcPort, cdpPort] = await Promise.all([freePort(), freePort(), freePort()]);
+  const nodeId = `b${randomBytes(4).toString("hex")}`;
+  const replica = {
+    ...env,
+    GRPC_PORT: String(grpcPort),
+    ...(name === "gateway" ? { PORT: String(port) } : {}),
+    ...(name === "browser-pool"
+      ? { CDP_PORT: String(cdpPort), NODE_ID: nodeId, BROWSER_DATA_DIR: join(dir, nodeId) }
+      : {}),
+    // tsx keeps its transform cache in $TMPDIR/tsx-<uid>: an empty TMPDIR is a cold cache.
+    ...(way === "tsx cold" ? { TMPDIR: mkdtempSync(join(dir, "tsx-cold-")) } : {}),
+  };
+  const started = performance.now();
+  const child = spawn(process.execPath, command(way, name), {
+    cwd: ROOT,
+    env: { ...process.env, ...replica, LOG_LEVEL: "warn", OTEL_SDK_DISABLED: "true" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let log = "";
+  child.stderr!.on("data", (d) => {
+    log += d;
+  });
+  const healthy =
+    name === "gateway"
+      ? async () => (await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) })).ok
+      : () => checkGrpcHealth(`127.0.0.1:${grpcPort}`, 1_000);
+  try {
+    await waitHealthy(child, healthy, () => log);
+    const startupMs = performance.now() - started;
+    await sleep(SETTLE_MS);
+    return { startupMs, rssMb: treeRssKb(child.pid!) / 1024 };
+  } finally {
+    child.kill("SIGTERM");
+    await waitForExit(child, 30_000).catch(() => child.kill("SIGKILL"));
+  }
+}
+
+async function main() {
+  const infra = await benchInfra();
+  const dataDir = mkdtempSync(join(tmpdir(), "bas-bench-startup-"));
+  const stack = await stackEnvs({ ...infra, namespace: `bench${randomBytes(4).toString("hex")}`, dataDir });
+  const background: ChildProcess[] = [];
+  try {
+    await buildServices();
+    // The rest of the deployment, compiled, healthy before anything is measured.
+    for (const name of SERVICE_NAMES) {
+      const child = spawn(process.execPath, command("compiled", name), {
+        cwd: ROOT,
+        env: { ...process.env, ...stack.env[name], LOG_LEVEL: "warn" },
+        stdio: ["ignore", "ignore", "inherit"],
+      });
+      background.push(child);
+    }
+    const gateway = background[SERVICE_NAMES.indexOf("gateway")];
+    await waitHealthy(
+      gateway,
+      async () => (await fetch(`${stack.baseUrl}/healthz`)).ok,
+      () => "see above",
+    );
+    // One tsx start of each first, unmeasured: it fills the warm cache.
+    for (const name of SERVICE_NAMES) await measure("tsx warm", name, stack.env[name], dataDir);
+
+    const results = new Map<string, { startupMs: number; rssMb: number }[]>();
+    for (let run = 0; run < RUNS; run++) {
+      for (const name of SERVICE_NAMES) {
+        // The order of the ways rotates, so that drift over the run hits each alike.
+        for (const way of WAYS.map((_, i) => WAYS[(i + run) % WAYS.length])) {
+          const key = `${name}/${way}`;
+          results.set(key, [...(results.get(key) ?? []), await measure(way, name, stack.env[name], dataDir)]);
+        }
+      }
+    }
+    print(results);
+  } finally {
+    for (const child of background) child.kill("SIGTERM");
+    await Promise.all(background.map((c) => waitForExit(c, 30_000).catch(() => c.kill("SIGKILL"))));
+    rmSync(dataDir, { recursive: true, force: true });
+    await infra.close();
+  }
+}
+
+function print(results: Map<string, { startupMs: number; rssMb: number }[]>) {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const of = (name: string, way: Way, field: "startupMs" | "rssMb") =>
+    median(results.get(`${name}/${way}`)!.map((r) => r[field]));
+  const cell = (value: number, base: number, unit: string) =>
+    `${value.toFixed(0).padStart(5)} ${unit} (${(value / base).toFixed(1)}×)`;
+  console.log(`median of ${RUNS} runs, (n×) against compiled; RSS ${SETTLE_MS / 1000} s after healthy\n`);
+  for (const [title, field, unit] of [
+    ["start-up: spawn → healthy", "startupMs", "ms"],
+    ["idle RSS (process and children)", "rssMb", "MB"],
+  ] as const) {
+    console.log(`${title.padEnd(34)}${WAYS.map((w) => w.padStart(16)).join("")}`);
+    for (const name of SERVICE_NAMES) {
+      const base = of(name, "compiled", field);
+      console.log(`  ${name.padEnd(32)}${WAYS.map((w) => cell(of(name, w, field), base, unit).padStart(16)).join("")}`);
+    }
+    console.log();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,110 @@
+import { loadBillingConfig } from "@bas/billing/src/config";
+import { loadBrowserPoolConfig } from "@bas/browser-pool/src/config";
+import { loadGatewayConfig } from "@bas/gateway/src/config";
+import { loadRunnerConfig } from "@bas/runner/src/config";
+import { loadSessionsConfig } from "@bas/sessions/src/config";
+import { startTelemetry } from "@bas/service-kit";
+import type { Manifest } from "./chart";
+
+/** Each service's configuration loader (services/<name>/src/config.ts), as its main.ts calls it. */
+export const LOADERS: Record<string, (env: NodeJS.ProcessEnv) => unknown> = {
+  gateway: loadGatewayConfig,
+  sessions: loadSessionsConfig,
+  "browser-pool": loadBrowserPoolConfig,
+  runner: loadRunnerConfig,
+  billing: loadBillingConfig,
+};
+
+/**
+ * The variables a service reads: every key its schema looks up, recorded by handing the loader an environment that
+ * notes each read, plus those of the telemetry every service starts first (runService).
+ */
+export function variablesRead(service: string): Set<string> {
+  const read = new Set<string>();
+  const env = new Proxy({} as NodeJS.ProcessEnv, {
+    get(_target, key) {
+      if (typeof key === "string") read.add(key);
+      return undefined;
+    },
+  });
+  for (const load of [LOADERS[service], (e: NodeJS.ProcessEnv) => startTelemetry(service, e)]) {
+    try {
+      load(env);
+    } catch {
+      // required keys missing: the reads happened all the same
+    }
+  }
+  return read;
+}
+
+/** The variables a service cannot start without: those its loader names when given nothing. */
+export function requiredVariables(service: string): string[] {
+  try {
+    LOADERS[service]({});
+    return [];
+  } catch (err) {
+    // "invalid configuration:\n  VAR: why"
+    return (err as Error).message
+      .split("\n")
+      .slice(1)
+      .map((line) => line.trim().split(":")[0]);
+  }
+}
+
+/** What the downward API gives a pod, for the fieldRef variables. */
+export interface PodFacts {
+  name: string;
+  namespace: string;
+  uid: string;
+  podIP: string;
+}
+
+/**
+ * A container's environment as Kubernetes would build it: literal values with $(VAR) references to earlier
+ * variables expanded, Secret and ConfigMap keys from the rendered objects (or from `external`, standing in for
+ * Secrets the chart only names), downward API fields from `pod`. An optional key that is absent is left unset.
+ */
+export function resolveEnv(
+  container: any,
+  manifests: Manifest[],
+  pod: PodFacts,
+  external: Record<string, Record<string, string>> = {},
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  const fields: Record<string, string> = {
+    "metadata.name": pod.name,
+    "metadata.namespace": pod.namespace,
+    "metadata.uid": pod.uid,
+    "status.podIP": pod.podIP,
+  };
+  const lookUp = (kind: "Secret" | "ConfigMap", ref: { name: string; key: string; optional?: boolean }) => {
+    const object = manifests.find((m) => m.kind === kind && m.metadata.name === ref.name);
+    const value = object
+      ? kind === "Secret"
+        ? object.data?.[ref.key] && Buffer.from(object.data[ref.key], "base64").toString("utf8")
+        : object.data?.[ref.key]
+      : external[ref.name]?.[ref.key];
+    if (value === undefined && !ref.optional) {
+      throw new Error(`${container.name}: ${kind} ${ref.name} has no key ${ref.key}`);
+    }
+    return value;
+  };
+  for (const variable of container.env ?? []) {
+    const from = variable.valueFrom;
+    const value =
+      variable.value !== undefined
+        ? String(variable.value).replace(/\$\((\w+)\)/g, (whole, name) => env[name] ?? whole)
+        : from?.fieldRef
+          ? fields[from.fieldRef.fieldPath]
+          : from?.secretKeyRef
+            ? lookUp("Secret", from.secretKeyRef)
+            : from?.configMapKeyRef
+              ? lookUp("ConfigMap", from.configMapKeyRef)
+              : undefined;
+    if (value === undefined && !from?.secretKeyRef?.optional && !from?.configMapKeyRef?.optional) {
+      throw new Error(`${container.name}: cannot resolve ${variable.name}`);
+    }
+    if (value !== undefined) env[variable.name] = value;
+  }
+  return env;
+}
