@@ -177,7 +177,7 @@ async function main() {
         codeMode: false,
         useOwnKey: false,
         outputSchema: undefined,
-        browser: { record: false },
+        browser: { allowedDomains: [], record: false },
         idempotencyKey: randomUUID(),
       });
       // The task id travels on the work queue; the bench reads it from the session's events instead.

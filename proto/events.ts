@@ -81,13 +81,16 @@ export type EventMessages = [
 
 /**
  * What a publisher's event data must be assignable to, for its proto message: JSON in which `null` (how the domain
- * says "none") reads as absent, as proto3 JSON reads it.
+ * says "none") reads as absent, as proto3 JSON reads it; a `null` list reads as an empty repeated field.
  */
 export type AsProtoJson<T> = T extends readonly (infer U)[]
   ? AsProtoJson<U>[]
   : T extends object
-    ? { [K in keyof T]: AsProtoJson<Exclude<T[K], null>> | (null extends T[K] ? undefined : never) }
+    ? { [K in keyof T]: AsProtoJson<Exclude<T[K], null>> | NullAs<T[K]> }
     : T;
+
+/** How a nullable field reads in proto3 JSON: absent, or for a list the empty list (`[]` is in its type already). */
+type NullAs<V> = null extends V ? (Exclude<V, null> extends readonly unknown[] ? never : undefined) : never;
 
 /** Compile-time contract check: `Assignable<Data, Message>` fails the type-check when Data drifts from Message. */
 export type Assignable<T extends U, U> = T;

@@ -151,6 +151,32 @@ test("browserSettings.customProxy: the run's browser goes out through the caller
   expect(bad.body.detail[0]).toMatchObject({ loc: ["body", "browserSettings", "customProxy", "port"] });
 });
 
+test("allowedDomains: the model is told the limit; a navigation elsewhere (http and https) is refused and the model reads why; the run completes", async () => {
+  const { llm, sites } = stack;
+  const ip = new URL(sites.url).hostname;
+  const reason = `Blocked by the browser's allowedDomains: evil.test is not ${ip}`;
+  llm.script("claude-sonnet-4", [
+    toolCallReply("go_to_url", { url: "http://evil.test/steal" }),
+    toolCallReply("go_to_url", { url: "https://evil.test/" }),
+    toolCallReply("go_to_url", { url: `${sites.url}/shop/product/pixelon-8` }),
+    (req) => toolCallReply("done", { success: true, text: `It costs ${/(\$[\d.,]+)/.exec(promptText(req))?.[1]}.` }),
+  ]);
+  const created = await stack.request("POST", "/api/v4/runs", {
+    task: "What does the Pixelon 8 cost?",
+    model: "claude-sonnet-4",
+    allowedDomains: [ip],
+  });
+  expect(created.status).toBe(200);
+  expect(await completed(created.body.id)).toMatchObject({ result: "It costs $699.00." });
+  const requests = llm.requests("claude-sonnet-4");
+  expect(promptText(requests[0])).toContain(
+    `The browser can reach only these hosts (a domain includes its subdomains); others are blocked: ${ip}`,
+  );
+  // The proxy's 403 (http) and the failed tunnel (https) both reach the model as the same reason.
+  expect(promptText(requests[1])).toContain(`Could not open http://evil.test/steal: ${reason}`);
+  expect(promptText(requests[2])).toContain(`Could not open https://evil.test/: ${reason}`);
+});
+
 test("a follow-up run in the same session sees the earlier turn and uses the same browser (the cart it filled)", async () => {
   const { llm, sites } = stack;
   llm.script("gpt-4o-mini", [

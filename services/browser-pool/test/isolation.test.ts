@@ -41,8 +41,11 @@ beforeAll(async () => {
     { BROWSER_EGRESS_ALLOW: site.host },
     // A DNS name that resolves to loopback, as an attacker's domain would.
     {
+      // Names under site.test are the test site (allowedDomains tests): two hosts, one server.
       resolve: async (name) =>
-        name === "loopback.attacker.test" ? [{ address: "127.0.0.1", family: 4 }] : resolveWithSystem(name),
+        name === "loopback.attacker.test" || name.endsWith(".site.test")
+          ? [{ address: "127.0.0.1", family: 4 }]
+          : resolveWithSystem(name),
     },
   );
   const browser = await h.client.createBrowser({
@@ -120,6 +123,109 @@ test.each([
   expect(result.text).toMatch(reason);
   expect(result.text).not.toContain(SECRET);
   expect(hostOnlyRequests.length).toBe(before);
+});
+
+describe("allowedDomains", () => {
+  const ALLOWED = "allowed.site.test";
+  const OTHER = "other.site.test";
+  const REASON = `Blocked by the browser's allowedDomains: ${OTHER} is not ${ALLOWED} or one of its subdomains`;
+  const at = (host: string, path = "/") => `http://${host}:${new URL(site.url).port}${path}`;
+  const reachedOther = () => site.requests.filter((r) => r.startsWith(`${OTHER}:`));
+
+  /** Puts an image, a frame and a fetch of `OTHER` into the page; says what the page saw of each. */
+  const loadFromOther = (tab: Page) =>
+    tab.evaluate(
+      async (img, frame, fetched) => {
+        const image = new Promise<string>((resolve) => {
+          const el = document.createElement("img");
+          el.onload = () => resolve("loaded");
+          el.onerror = () => resolve("error");
+          el.src = img;
+          document.body.append(el);
+        });
+        const iframe = document.createElement("iframe");
+        iframe.src = frame;
+        const framed = new Promise<void>((resolve) => {
+          iframe.onload = () => resolve();
+        });
+        document.body.append(iframe);
+        const fetchResult = await fetch(fetched).then(
+          (r) => `answered ${r.status}`,
+          (err: Error) => `rejected: ${err.name}`,
+        );
+        await framed;
+        return { image: await image, fetch: fetchResult };
+      },
+      at(OTHER, "/image.png"),
+      at(OTHER, "/frame"),
+      at(OTHER, "/fetched"),
+    );
+
+  test("a limited browser loads its host; navigation, a subframe, an image and a fetch to another host are refused with the reason and never reach it", async () => {
+    const created = await h.client.createBrowser({
+      projectId: project,
+      settings: { record: false, allowedDomains: ["Allowed.Site.test"] },
+      timeoutMinutes: 0,
+      metadata: {},
+    });
+    // Recorded lowercase, and shown.
+    expect(created.settings?.allowedDomains).toEqual([ALLOWED]);
+    const client = await puppeteer.connect({ browserWSEndpoint: created.cdpUrl, defaultViewport: null });
+    try {
+      const tab = await client.newPage();
+      await tab.goto(at(ALLOWED));
+      expect(await tab.title()).toBe(TEST_PAGE_TITLE);
+
+      const before = reachedOther().length;
+      const refused = await tab.goto(at(OTHER));
+      expect(refused?.status()).toBe(403);
+      expect(refused?.headers()["x-egress-blocked"]).toBe(REASON);
+      expect(await tab.evaluate(() => document.body.textContent)).toContain(REASON);
+
+      await tab.goto(at(ALLOWED));
+      const seen = await loadFromOther(tab);
+      expect(seen.image).toBe("error");
+      // The proxy's 403 has no CORS header, so the page sees the fetch fail (the site's own answers have one).
+      expect(seen.fetch).toBe("rejected: TypeError");
+      const frame = tab.frames().find((f) => f.url().includes(OTHER));
+      expect(await frame?.evaluate(() => document.body.textContent)).toContain(REASON);
+      expect(reachedOther().length).toBe(before);
+    } finally {
+      await client.disconnect();
+      await h.client.stopBrowser({ projectId: project, browserId: created.id }).catch(() => undefined);
+    }
+  });
+
+  test("a browser without allowedDomains reaches both hosts", async () => {
+    await page.goto(at(ALLOWED));
+    const before = reachedOther().length;
+    await page.goto(at(OTHER));
+    expect(await page.title()).toBe(TEST_PAGE_TITLE);
+    const seen = await loadFromOther(page);
+    expect(seen).toEqual({ image: "error", fetch: "answered 200" }); // HTML is no image, but the request arrived
+    expect(reachedOther().slice(before)).toEqual(
+      expect.arrayContaining([`${OTHER}:${new URL(site.url).port}/image.png`, expect.stringMatching(/\/fetched$/)]),
+    );
+  });
+
+  test("a pattern that is not a host is INVALID_ARGUMENT naming the field", async () => {
+    for (const [allowedDomains, field] of [
+      [
+        ["ok.test", "https://evil.test/"],
+        ["body", "allowedDomains", 1],
+      ],
+      [["example.com:443"], ["body", "allowedDomains", 0]],
+    ] as const) {
+      await expect(
+        h.client.createBrowser({
+          projectId: project,
+          settings: { record: false, allowedDomains: [...allowedDomains] },
+          timeoutMinutes: 0,
+          metadata: {},
+        }),
+      ).rejects.toMatchObject({ code: 3, field });
+    }
+  });
 });
 
 test("the stack's own ports stay closed even when BROWSER_EGRESS_ALLOW opens all of loopback", async () => {

@@ -69,7 +69,7 @@ test("one pod per browser, labelled for its replica; CDP reaches it on the pod I
   const h = await startWithPods(`k8s-${randomUUID().slice(0, 8)}`);
   const browser = await h.client.createBrowser({
     projectId: project,
-    settings: { proxyCountryCode: "us", screenWidth: 1280, screenHeight: 800, record: false },
+    settings: { proxyCountryCode: "us", screenWidth: 1280, screenHeight: 800, allowedDomains: [], record: false },
     timeoutMinutes: 0,
     metadata: {},
   });

@@ -63,7 +63,7 @@ test("a browser whose Chromium dies is recorded stopped with reason crash", asyn
 
 test("acquire is idempotent per session, its internal URL works, release stops it (session_ended)", async () => {
   const sessionId = randomUUID();
-  const settings = { proxyCountryCode: "us", screenWidth: 1280, screenHeight: 800, record: false };
+  const settings = { proxyCountryCode: "us", screenWidth: 1280, screenHeight: 800, allowedDomains: [], record: false };
   const first = await h.client.acquireBrowser({ projectId: project, sessionId, settings });
   const second = await h.client.acquireBrowser({ projectId: project, sessionId, settings });
   expect(second.browser!.id).toBe(first.browser!.id);
@@ -107,7 +107,13 @@ test("metadata and settings are kept; the list is newest first and paged", async
     made.push(
       await h.client.createBrowser({
         projectId: other,
-        settings: { proxyCountryCode: undefined, screenWidth: 1024, screenHeight: 768, record: false },
+        settings: {
+          proxyCountryCode: undefined,
+          screenWidth: 1024,
+          screenHeight: 768,
+          allowedDomains: [],
+          record: false,
+        },
         timeoutMinutes: 5,
         metadata: { n: String(n), team: "qa" },
       }),
@@ -135,7 +141,7 @@ test("bad input over gRPC is INVALID_ARGUMENT naming the REST field", async () =
   await expect(
     h.client.createBrowser({
       projectId: project,
-      settings: { screenWidth: 100, screenHeight: 600, record: false },
+      settings: { screenWidth: 100, screenHeight: 600, allowedDomains: [], record: false },
       timeoutMinutes: 0,
       metadata: {},
     }),

@@ -13,7 +13,7 @@ describe("limits", () => {
   const create = (projectId: string) =>
     h.client.createBrowser({
       projectId,
-      settings: { screenWidth: 800, screenHeight: 600, record: false },
+      settings: { screenWidth: 800, screenHeight: 600, allowedDomains: [], record: false },
       timeoutMinutes: 0,
       metadata: {},
     });
@@ -49,7 +49,11 @@ describe("warm pool", () => {
   const create = (settings?: { screenWidth: number; screenHeight: number; record: boolean }) =>
     h.client.createBrowser({
       projectId: project,
-      settings: settings ?? { proxyCountryCode: "us", record: false },
+      settings: (settings && { ...settings, allowedDomains: [] }) ?? {
+        proxyCountryCode: "us",
+        allowedDomains: [],
+        record: false,
+      },
       timeoutMinutes: 0,
       metadata: {},
     });

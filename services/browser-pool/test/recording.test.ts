@@ -151,7 +151,7 @@ test("without ffmpeg, asking for a recording is refused at creation, saying what
     const create = (record: boolean) =>
       h.client.createBrowser({
         projectId: project,
-        settings: { proxyCountryCode: "us", screenWidth: 800, screenHeight: 600, record },
+        settings: { proxyCountryCode: "us", screenWidth: 800, screenHeight: 600, allowedDomains: [], record },
         timeoutMinutes: 0,
         metadata: {},
       });

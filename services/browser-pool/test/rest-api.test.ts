@@ -115,6 +115,31 @@ describe.each(["v4", "v3"])("/api/%s/browsers", (version) => {
     await eventually(async () => ((await stack.pool.chromiumIds()).includes(id) ? undefined : true));
   });
 
+  test("allowedDomains reach the browser: a host outside them is refused with the reason; an IP pattern allows that IP", async () => {
+    const key = await stack.newProjectKey();
+    const limited = await stack.request("POST", base, { key, body: { allowedDomains: ["Shop.test"] } });
+    expect(limited.status).toBe(200);
+    const open = await stack.request("POST", base, { key, body: { allowedDomains: ["127.0.0.1"] } });
+    try {
+      const client = await puppeteer.connect({ browserWSEndpoint: limited.body.cdpUrl, defaultViewport: null });
+      const refused = await (await client.newPage()).goto(site.url);
+      expect(refused?.status()).toBe(403);
+      expect(refused?.headers()["x-egress-blocked"]).toBe(
+        "Blocked by the browser's allowedDomains: 127.0.0.1 is not shop.test or one of its subdomains",
+      );
+      await client.disconnect();
+      const other = await puppeteer.connect({ browserWSEndpoint: open.body.cdpUrl, defaultViewport: null });
+      const page = await other.newPage();
+      await page.goto(site.url);
+      expect(await page.title()).toBe(TEST_PAGE_TITLE);
+      await other.disconnect();
+    } finally {
+      for (const r of [limited, open]) {
+        await stack.request("PATCH", `${base}/${r.body.id}`, { key, body: { action: "stop" } });
+      }
+    }
+  });
+
   test("another project's browser is 404, for reading and for stopping", async () => {
     const owner = await stack.newProjectKey();
     const stranger = await stack.newProjectKey();
@@ -270,6 +295,24 @@ describe.each(["v4", "v3"])("/api/%s/browsers", (version) => {
       "",
       [1],
       bad(["body"], "Input should be a valid dictionary or object to extract fields from", "model_attributes_type"),
+    ],
+    [
+      "allowedDomains with a URL instead of a host",
+      "POST",
+      "",
+      { allowedDomains: ["shop.test", "http://evil.test"] },
+      bad(
+        ["body", "allowedDomains", 1],
+        String.raw`String should match pattern '^(?=.{1,253}$)(\*\.)?([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$'`,
+        "string_pattern_mismatch",
+      ),
+    ],
+    [
+      "allowedDomains empty",
+      "POST",
+      "",
+      { allowedDomains: [] },
+      bad(["body", "allowedDomains"], "List should have at least 1 item", "too_short"),
     ],
     [
       "customProxy port 0",

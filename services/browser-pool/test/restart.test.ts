@@ -68,7 +68,7 @@ async function startProcess(env: Record<string, string>, grpcPort: number): Prom
   return proc;
 }
 
-test("killed with SIGKILL while browsers run, then restarted: live browsers adopted, dead ones stopped, no orphan Chromium; a browser whose custom proxy had credentials is stopped, not let out another way", async () => {
+test("killed with SIGKILL while browsers run, then restarted: live browsers adopted, dead ones stopped, no orphan Chromium; a browser whose custom proxy had credentials is stopped, not let out another way; allowedDomains still hold after adoption", async () => {
   const [grpcPort, cdpPort] = await Promise.all([freePort(), freePort()]);
   const env = testEnv(infra, dataDir, {
     GRPC_PORT: String(grpcPort),
@@ -85,6 +85,7 @@ test("killed with SIGKILL while browsers run, then restarted: live browsers adop
     client!.createBrowser({
       projectId: project,
       settings: customProxy && {
+        allowedDomains: [],
         record: false,
         customProxy: { host: "127.0.0.1", ignoreCertErrors: false, ...customProxy },
       },
@@ -92,7 +93,13 @@ test("killed with SIGKILL while browsers run, then restarted: live browsers adop
       metadata: {},
     });
   const a = await create();
-  const b = await create();
+  // Limited to a host the test site is not: adopted, it must still be refused there.
+  const b = await client.createBrowser({
+    projectId: project,
+    settings: { allowedDomains: ["allowed.test"], record: false },
+    timeoutMinutes: 0,
+    metadata: {},
+  });
   const c = await create();
   const proxied = await create({ port: openProxy.port });
   const locked = await create({ port: lockedProxy.port, username: "alice", password: "s3cret" });
@@ -142,6 +149,15 @@ test("killed with SIGKILL while browsers run, then restarted: live browsers adop
   await (await viaProxy.newPage()).goto(site.url);
   await viaProxy.disconnect();
   expect(openProxy.users.length).toBeGreaterThan(seen);
+
+  // The adopted browser's proxy is started again with its recorded allowedDomains.
+  const limited = await puppeteer.connect({ browserWSEndpoint: b.cdpUrl, defaultViewport: null });
+  const refused = await (await limited.newPage()).goto(site.url);
+  expect(refused?.status()).toBe(403);
+  expect(refused?.headers()["x-egress-blocked"]).toBe(
+    "Blocked by the browser's allowedDomains: 127.0.0.1 is not allowed.test or one of its subdomains",
+  );
+  await limited.disconnect();
 
   // The adopted browser answers on its old cdpUrl, with its tab still open.
   const again = await puppeteer.connect({ browserWSEndpoint: a.cdpUrl, defaultViewport: null });

@@ -63,7 +63,7 @@ afterAll(async () => {
 async function browse(country: string | undefined, customProxy?: sessions.CustomProxy) {
   const created = await h.client.createBrowser({
     projectId: project,
-    settings: { proxyCountryCode: country, record: false, customProxy },
+    settings: { proxyCountryCode: country, allowedDomains: [], record: false, customProxy },
     timeoutMinutes: 0,
     metadata: {},
   });
@@ -129,7 +129,11 @@ test("a customProxy the egress policy closes (our own services, loopback) is ref
   const grpcPort = h.service.grpcPort;
   const refused = h.client.createBrowser({
     projectId: project,
-    settings: { record: false, customProxy: { host: "127.0.0.1", port: grpcPort, ignoreCertErrors: false } },
+    settings: {
+      allowedDomains: [],
+      record: false,
+      customProxy: { host: "127.0.0.1", port: grpcPort, ignoreCertErrors: false },
+    },
     timeoutMinutes: 0,
     metadata: {},
   });
@@ -146,7 +150,7 @@ test("customProxy.ignoreCertErrors: a browser behind a proxy that inspects TLS l
     const customProxy = { host: "127.0.0.1", port: custom.port, username: "alice", password: CUSTOM_PASSWORD };
     const created = await h.client.createBrowser({
       projectId: project,
-      settings: { record: false, customProxy: { ...customProxy, ignoreCertErrors } },
+      settings: { allowedDomains: [], record: false, customProxy: { ...customProxy, ignoreCertErrors } },
       timeoutMinutes: 0,
       metadata: {},
     });
@@ -170,7 +174,7 @@ test("an upstream proxy that is down is a clear answer at once, not a hang", asy
   await upstream.close();
   const created = await h.client.createBrowser({
     projectId: project,
-    settings: { proxyCountryCode: "fr", record: false },
+    settings: { proxyCountryCode: "fr", allowedDomains: [], record: false },
     timeoutMinutes: 0,
     metadata: {},
   });

@@ -24,7 +24,7 @@ test("browser time and proxy bytes are published as UsageRecorded, periodically 
   const { browser } = await h.client.acquireBrowser({
     projectId: project,
     sessionId,
-    settings: { proxyCountryCode: "us", record: false },
+    settings: { proxyCountryCode: "us", allowedDomains: [], record: false },
   });
   const client = await puppeteer.connect({ browserWSEndpoint: browser!.cdpUrl, defaultViewport: null });
   const page = await client.newPage();
@@ -68,7 +68,7 @@ test("browser time and proxy bytes are published as UsageRecorded, periodically 
 test("a browser without a proxy reports no proxy bytes", async () => {
   const created = await h.client.createBrowser({
     projectId: project,
-    settings: { proxyCountryCode: undefined, record: false },
+    settings: { proxyCountryCode: undefined, allowedDomains: [], record: false },
     timeoutMinutes: 0,
     metadata: {},
   });

@@ -321,6 +321,38 @@ describe("POST /api/v3/sessions body", () => {
   });
 });
 
+describe("allowedDomains (v3 sessions, v4 runs)", () => {
+  const HOST_PATTERN = String.raw`^(?=.{1,253}$)(\*\.)?([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$`;
+  const cases: Array<[string, unknown, object[]]> = [
+    [
+      "a URL instead of a host",
+      ["shop.test", "https://evil.test/"],
+      [item(["body", "allowedDomains", 1], `String should match pattern '${HOST_PATTERN}'`, "string_pattern_mismatch")],
+    ],
+    [
+      "a host with a port",
+      ["shop.test:443"],
+      [item(["body", "allowedDomains", 0], `String should match pattern '${HOST_PATTERN}'`, "string_pattern_mismatch")],
+    ],
+    ["an empty list", [], [item(["body", "allowedDomains"], "List should have at least 1 item", "too_short")]],
+    [
+      "51 hosts",
+      Array.from({ length: 51 }, (_, i) => `d${i}.test`),
+      [item(["body", "allowedDomains"], "List should have at most 50 items", "too_long")],
+    ],
+  ];
+  test.each(cases)("POST /api/v3/sessions with %s → exact 422", async (_name, allowedDomains, detail) => {
+    const reply = await stack.request("POST", "/api/v3/sessions", { body: { task: "t", allowedDomains } });
+    expect(reply.status).toBe(422);
+    expect(reply.body).toEqual({ detail });
+  });
+  test.each(cases)("POST /api/v4/runs with %s → exact 422", async (_name, allowedDomains, detail) => {
+    const reply = await stack.request("POST", "/api/v4/runs", { body: { task: "t", allowedDomains } });
+    expect(reply.status).toBe(422);
+    expect(reply.body).toEqual({ detail });
+  });
+});
+
 describe("POST /api/v3/sessions/{id}/stop body", () => {
   test("an unknown strategy is 422", async () => {
     const reply = await stack.request("POST", `/api/v3/sessions/${SESSION}/stop`, { body: { strategy: "all" } });

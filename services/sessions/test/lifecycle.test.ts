@@ -77,6 +77,38 @@ test("keepAlive: running → idle, another task to the same session (idle → ru
   expect(refused).toMatchObject({ code: status.FAILED_PRECONDITION, kind: "illegal_state" });
 });
 
+test("allowedDomains are the session's: checked, lowercase in every assignment; a later task cannot change them", async () => {
+  const browser = { proxyCountryCode: "us", record: false };
+  const s = await h.api.createSession(
+    createRequest(project, {
+      task: "first",
+      keepAlive: true,
+      browser: { ...browser, allowedDomains: ["Shop.Test", "*.cdn.test", "shop.test"] },
+    }),
+  );
+  const first = await h.takeAssignment();
+  expect(first.browser?.allowedDomains).toEqual(["shop.test", "*.cdn.test"]);
+  await h.reports.sandboxReady({ sessionId: s.id, browserId: "b" });
+  await h.reports.taskStarted({ sessionId: s.id, taskId: first.taskId, attempt: 1 });
+  await h.reports.taskCompleted({ sessionId: s.id, taskId: first.taskId, output: "one", success: true });
+  await h.api.createSession(
+    createRequest(project, { task: "second", sessionId: s.id, browser: { ...browser, allowedDomains: ["evil.test"] } }),
+  );
+  const second = await h.takeAssignment();
+  expect(second.browser?.allowedDomains).toEqual(["shop.test", "*.cdn.test"]);
+  await h.api.stopSession({ projectId: project, sessionId: s.id, strategy: "session" });
+
+  const bad = await failure(
+    h.api.createSession(
+      createRequest(project, { task: "t", browser: { ...browser, allowedDomains: ["ok.test", "https://evil.test/"] } }),
+    ),
+  );
+  expect(bad).toMatchObject({ code: status.INVALID_ARGUMENT, field: ["body", "allowedDomains", 1] });
+  const none = await h.api.createSession(createRequest(project, { task: "no limit" }));
+  expect((await h.takeAssignment()).browser?.allowedDomains).toEqual([]);
+  await h.api.stopSession({ projectId: project, sessionId: none.id, strategy: "session" });
+});
+
 test("a session created without a task prepares a sandbox and becomes an idle keep-alive session", async () => {
   const s = await h.api.createSession(createRequest(project));
   expect(s).toMatchObject({ status: "created", keepAlive: true });

@@ -153,7 +153,9 @@ test("a run's custom proxy: its place reaches the runner in the assignment, its 
     );
 
     // A follow-up run without a proxy has none: it is not inherited.
-    const next = await api.createRun(runRequest(project, { sessionId: run.sessionId, browser: { record: false } }));
+    const next = await api.createRun(
+      runRequest(project, { sessionId: run.sessionId, browser: { allowedDomains: [], record: false } }),
+    );
     const followUp = await h.takeAssignment();
     expect(followUp.taskId).toBe(next.id);
     expect(followUp.browser?.customProxy).toBeUndefined();
@@ -168,7 +170,7 @@ test("an invalid custom proxy is INVALID_ARGUMENT naming its field, without echo
   const api = connectClient(runs.RunsClient, `127.0.0.1:${h.service.grpcPort}`);
   const at = (field: string) => ["body", "browserSettings", "customProxy", field];
   const withProxy = (proxy: sessions.CustomProxy) =>
-    api.createRun(runRequest(newProject(), { browser: { customProxy: proxy, record: false } }));
+    api.createRun(runRequest(newProject(), { browser: { customProxy: proxy, allowedDomains: [], record: false } }));
   try {
     const port = await failure(withProxy({ ...PROXY, port: 0 }));
     expect(port).toMatchObject({ code: status.INVALID_ARGUMENT, field: at("port") });

@@ -53,7 +53,14 @@ export interface BrowserSettings {
    * (never in an event, a stored assignment or a read model): a TaskAssignment carries the proxy without them, and
    * the runner fetches them with the task's secrets.
    */
-  customProxy?: CustomProxy | undefined;
+  customProxy?:
+    | CustomProxy
+    | undefined;
+  /**
+   * The only hosts the browser may reach (navigation, subframes, every request): `example.com` covers it and its
+   * subdomains, `*.example.com` only the subdomains. Empty = no limit. Enforced by the browser's egress proxy.
+   */
+  allowedDomains: string[];
 }
 
 export interface CustomProxy {
@@ -775,6 +782,7 @@ function createBaseBrowserSettings(): BrowserSettings {
     screenHeight: undefined,
     record: false,
     customProxy: undefined,
+    allowedDomains: [],
   };
 }
 
@@ -797,6 +805,9 @@ export const BrowserSettings: MessageFns<BrowserSettings> = {
     }
     if (message.customProxy !== undefined) {
       CustomProxy.encode(message.customProxy, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.allowedDomains) {
+      writer.uint32(58).string(v!);
     }
     return writer;
   },
@@ -862,6 +873,14 @@ export const BrowserSettings: MessageFns<BrowserSettings> = {
             message.customProxy = CustomProxy.decode(reader, reader.uint32());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.allowedDomains.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -902,6 +921,11 @@ export const BrowserSettings: MessageFns<BrowserSettings> = {
         : isSet(object.custom_proxy)
         ? CustomProxy.fromJSON(object.custom_proxy)
         : undefined,
+      allowedDomains: globalThis.Array.isArray(object?.allowedDomains)
+        ? object.allowedDomains.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.allowed_domains)
+        ? object.allowed_domains.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -925,6 +949,9 @@ export const BrowserSettings: MessageFns<BrowserSettings> = {
     if (message.customProxy !== undefined) {
       obj.customProxy = CustomProxy.toJSON(message.customProxy);
     }
+    if (message.allowedDomains?.length) {
+      obj.allowedDomains = message.allowedDomains;
+    }
     return obj;
   },
 
@@ -941,6 +968,7 @@ export const BrowserSettings: MessageFns<BrowserSettings> = {
     message.customProxy = (object.customProxy !== undefined && object.customProxy !== null)
       ? CustomProxy.fromPartial(object.customProxy)
       : undefined;
+    message.allowedDomains = object.allowedDomains?.map((e) => e) || [];
     return message;
   },
 };

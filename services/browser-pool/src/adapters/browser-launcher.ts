@@ -54,6 +54,8 @@ export function createLauncher(options: LauncherOptions): Launcher {
       upstreamUrl: upstream ?? (country === null ? null : upstreamFor(options.proxyUpstreamTemplate, country)),
       policy: options.egressPolicy,
       resolve: options.resolve,
+      // A browser recorded before allowedDomains existed (adopted after a restart) has no limit.
+      allowedDomains: settings.allowedDomains ?? null,
     });
   }
 

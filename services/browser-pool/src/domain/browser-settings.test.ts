@@ -16,8 +16,32 @@ test("defaults: proxy in us, 1920x1080, no profile; a null proxy means none", ()
     screenHeight: 1080,
     record: false,
     customProxy: null,
+    allowedDomains: null,
   });
   expect(resolveSettings({ proxyCountryCode: null }).proxyCountryCode).toBeNull();
+});
+
+test("allowedDomains are recorded lowercase without duplicates; empty means no limit; limited browsers are never warm", () => {
+  const settings = resolveSettings({ allowedDomains: ["Example.COM", "*.Shop.test", "example.com", "127.0.0.1"] });
+  expect(settings.allowedDomains).toEqual(["example.com", "*.shop.test", "127.0.0.1"]);
+  expect(isWarmEligible(settings)).toBe(false);
+  expect(resolveSettings({ allowedDomains: [] }).allowedDomains).toBeNull();
+  expect(resolveSettings({ allowedDomains: null }).allowedDomains).toBeNull();
+});
+
+test.each([
+  [
+    ["ok.test", "https://evil.test"],
+    ["body", "allowedDomains", 1],
+  ],
+  [["example.com/path"], ["body", "allowedDomains", 0]],
+  [["example.com:443"], ["body", "allowedDomains", 0]],
+  [["*"], ["body", "allowedDomains", 0]],
+  [["[::1]"], ["body", "allowedDomains", 0]],
+  [Array.from({ length: 51 }, (_, i) => `d${i}.test`), ["body", "allowedDomains"]],
+])("allowedDomains %j is INVALID_ARGUMENT at %j", (allowedDomains, field) => {
+  expect(() => resolveSettings({ allowedDomains })).toThrow(InvalidArgumentError);
+  expect(() => resolveSettings({ allowedDomains })).toThrow(expect.objectContaining({ field }));
 });
 
 test("a custom proxy overrides the country and is recorded without its credentials", () => {

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "@bas/errors";
+import { MAX_ALLOWED_DOMAINS, normaliseDomains } from "@bas/egress-policy/domains";
 
 /** How a browser is launched. Resolved: defaults applied, so two equal values launch equal browsers. */
 export interface BrowserSettings {
@@ -10,6 +11,8 @@ export interface BrowserSettings {
   record: boolean;
   /** The caller's own upstream proxy (it overrides the country, and is not metered); never its credentials. */
   customProxy: CustomProxy | null;
+  /** The only hosts the browser may reach (lowercase patterns, `*.` = subdomains only); null = no limit. */
+  allowedDomains: string[] | null;
 }
 
 /** A custom proxy as recorded: where it is and whether it needs credentials, which are kept in memory only. */
@@ -39,6 +42,8 @@ export interface BrowserSettingsInput {
   screenHeight?: number | null;
   record?: boolean;
   customProxy?: CustomProxyInput | null;
+  /** Host patterns (`example.com`, `*.example.com`); null or empty = no limit. */
+  allowedDomains?: readonly string[] | null;
 }
 
 export const DEFAULT_PROXY_COUNTRY = "us";
@@ -82,7 +87,23 @@ export function resolveSettings(input: BrowserSettingsInput = {}): BrowserSettin
     screenHeight: height ?? DEFAULT_SCREEN.height,
     record: input.record ?? false,
     customProxy,
+    allowedDomains: checkAllowedDomains(input.allowedDomains ?? null),
   };
+}
+
+function checkAllowedDomains(input: readonly string[] | null): string[] | null {
+  if (input === null || input.length === 0) return null;
+  if (input.length > MAX_ALLOWED_DOMAINS) {
+    throw invalid("allowedDomains", `allowedDomains holds at most ${MAX_ALLOWED_DOMAINS} host patterns`);
+  }
+  const checked = normaliseDomains(input);
+  if ("badIndex" in checked) {
+    throw new InvalidArgumentError(
+      `allowedDomains[${checked.badIndex}] must be a host name like example.com or *.example.com`,
+      { field: ["body", "allowedDomains", checked.badIndex] },
+    );
+  }
+  return checked.domains;
 }
 
 /** A host name or IP literal: no scheme, path, credentials, port or spaces ([v6] in brackets). */
@@ -150,12 +171,14 @@ export function checkMetadata(metadata: Record<string, string>): Record<string, 
 
 /**
  * A warm (pre-launched, idle) browser can serve a request only if the request asks for exactly what warm browsers
- * are launched with. A profile needs its own user data, so it always launches cold.
+ * are launched with. A profile needs its own user data, so it always launches cold; a browser limited to some
+ * domains has an egress proxy of its own, started with the limit.
  */
 export function isWarmEligible(settings: BrowserSettings): boolean {
   return (
     settings.profileId === null &&
     settings.customProxy === null &&
+    settings.allowedDomains === null &&
     settings.proxyCountryCode === DEFAULT_PROXY_COUNTRY &&
     settings.screenWidth === DEFAULT_SCREEN.width &&
     settings.screenHeight === DEFAULT_SCREEN.height

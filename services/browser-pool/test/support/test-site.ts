@@ -6,8 +6,16 @@ export const TEST_PAGE_TITLE = "BAS browser-pool test page";
  * A local web page for browsers to open (the tests never reach the internet). Browsers reach it only when a test
  * opens its `host` (127.0.0.1:PORT) with BROWSER_EGRESS_ALLOW: loopback is closed to them otherwise.
  */
-export async function startTestSite(): Promise<{ url: string; host: string; close(): Promise<void> }> {
+export async function startTestSite(): Promise<{
+  url: string;
+  host: string;
+  /** Every request that arrived, as `host-header + path` (e.g. `other.site.test:4000/second`). */
+  requests: string[];
+  close(): Promise<void>;
+}> {
+  const requests: string[] = [];
   const server = createServer((req, res) => {
+    requests.push(`${req.headers.host ?? ""}${req.url ?? ""}`);
     const redirect = /^\/redirect\?to=([^&]+)$/.exec(req.url ?? "");
     if (redirect) {
       res.writeHead(302, { location: `http://${decodeURIComponent(redirect[1])}/` });
@@ -16,7 +24,8 @@ export async function startTestSite(): Promise<{ url: string; host: string; clos
     }
     const title = req.url === "/second" ? "Second page" : TEST_PAGE_TITLE;
     const body = `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1>${"<p>filler</p>".repeat(200)}</body></html>`;
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    // Readable by pages of other origins, so a cross-origin fetch the egress proxy lets through succeeds.
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8", "access-control-allow-origin": "*" });
     res.end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -24,6 +33,7 @@ export async function startTestSite(): Promise<{ url: string; host: string; clos
   return {
     url: `http://127.0.0.1:${port}/`,
     host: `127.0.0.1:${port}`,
+    requests,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

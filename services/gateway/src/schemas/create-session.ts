@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AllowedDomains } from "./allowed-domains";
 import { Uuid } from "./common";
 import { positiveDecimalInput } from "./decimal";
 import { ProxyCountryCode, ThinkingLevel } from "./enums";
@@ -56,6 +57,7 @@ export function createSessionBody(models: z.ZodType<string>, defaultModel: strin
         .optional()
         .describe("Secrets the agent types through <secret>key</secret> placeholders; it never sees the values."),
       enableRecording: z.boolean().default(false),
+      allowedDomains: AllowedDomains,
       inbox: z.boolean().optional().describe("Provision a temporary mailbox (also accepted as `agentmail`)."),
       agentmail: z.boolean().optional().describe("Alias of `inbox`."),
       codeMode: z.boolean().default(false),

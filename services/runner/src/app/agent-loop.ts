@@ -94,6 +94,7 @@ export async function runAgent(
             mode: task.mode,
             secretKeys: task.secretKeys,
             secretDomains: task.secretDomains,
+            allowedDomains: task.allowedDomains,
             step,
             maxSteps: task.maxSteps,
             history: renderHistory(records, DEFAULT_HISTORY_OPTIONS),

@@ -15,6 +15,8 @@ export interface AgentTask {
   secretKeys: readonly string[];
   /** Where each secret may be typed (a key not named: anywhere). */
   secretDomains: SecretDomains;
+  /** The only hosts the browser may reach (its proxy refuses others); absent or empty = no limit. */
+  allowedDomains?: readonly string[];
   maxSteps: number;
   /** Send a screenshot with each step (the model takes images). */
   vision: boolean;

@@ -10,6 +10,8 @@ export interface ActOptions {
   secrets: Readonly<Record<string, string>>;
   /** Where each secret may be typed (a key not named: anywhere). */
   secretDomains: SecretDomains;
+  /** The browser's allowedDomains (its egress proxy enforces them): to say why a navigation was refused. */
+  allowedDomains?: readonly string[];
   /** Record selectors for a replay script (code mode). */
   trace: boolean;
   signal?: AbortSignal;

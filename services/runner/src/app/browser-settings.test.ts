@@ -6,6 +6,7 @@ import { StaleAttemptError, SupersededAttemptError } from "./ports";
 const PROXY = { host: "proxy.example", port: 3128, ignoreCertErrors: false };
 const settings = (customProxy?: sessions.CustomProxy): sessions.BrowserSettings => ({
   proxyCountryCode: "us",
+  allowedDomains: [],
   record: false,
   ...(customProxy ? { customProxy } : {}),
 });

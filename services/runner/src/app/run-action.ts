@@ -17,6 +17,8 @@ export interface RunActionDeps {
   trace?: TraceEntry[];
   secrets(): Promise<Record<string, string>>;
   secretDomains: SecretDomains;
+  /** The browser's allowedDomains, to name why a navigation failed. */
+  allowedDomains?: readonly string[];
   extractMaxChars: number;
 }
 
@@ -61,6 +63,7 @@ async function act(
     const result = await browser.act(action, {
       secrets: needsSecrets ? await deps.secrets() : {},
       secretDomains: deps.secretDomains,
+      ...(deps.allowedDomains?.length ? { allowedDomains: deps.allowedDomains } : {}),
       trace: !!deps.trace,
       ...(deps.signal ? { signal: deps.signal } : {}),
     });

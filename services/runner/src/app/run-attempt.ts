@@ -69,6 +69,7 @@ export async function runAttempt(
       mode: { ...(isSchema(a.outputSchema) ? { outputSchema: a.outputSchema } : {}), codeMode: a.codeMode },
       secretKeys: a.sensitiveDataKeys,
       secretDomains: Object.fromEntries(Object.entries(a.secretDomains ?? {}).map(([k, v]) => [k, v.domains])),
+      allowedDomains: a.browser?.allowedDomains ?? [],
       maxSteps: deps.maxSteps,
       vision: route.vision,
     },

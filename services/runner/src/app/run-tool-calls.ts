@@ -159,6 +159,7 @@ export async function runToolCalls(reply: ChatResult, ctx: ToolCallContext): Pro
         ...(task.mode.codeMode ? { trace: ctx.trace } : {}),
         secrets: ctx.secrets,
         secretDomains: task.secretDomains,
+        allowedDomains: task.allowedDomains,
         extractMaxChars: deps.options.extractMaxChars,
       });
     } catch (err) {

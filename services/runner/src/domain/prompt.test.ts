@@ -30,3 +30,12 @@ test("a follow-up task comes with the earlier turns of its session, oldest first
 test("a session's first task has no earlier turns section", () => {
   expect(text({ ...base, earlierTurns: [] })).not.toContain("earlier_turns");
 });
+
+test("a browser limited to some domains: the prompt lists them in one line; without a limit it says nothing", () => {
+  const prompt = text({ ...base, earlierTurns: [], allowedDomains: ["shop.test", "*.cdn.test"] });
+  expect(prompt).toContain(
+    "<allowed_domains>\nThe browser can reach only these hosts (a domain includes its subdomains); others are blocked: shop.test, *.cdn.test\n</allowed_domains>",
+  );
+  expect(text({ ...base, earlierTurns: [], allowedDomains: [] })).not.toContain("allowed_domains");
+  expect(text({ ...base, earlierTurns: [] })).not.toContain("allowed_domains");
+});

@@ -23,6 +23,8 @@ export interface StepPromptInput {
   secretKeys: readonly string[];
   /** The hosts some keys may only be typed on. */
   secretDomains?: Readonly<Record<string, readonly string[]>>;
+  /** The only hosts the browser may reach; absent or empty = no limit. */
+  allowedDomains?: readonly string[];
   step: number;
   maxSteps: number;
   history: string;
@@ -76,6 +78,11 @@ export function stepMessages(input: StepPromptInput): ChatMessage[] {
   sections.push(`<task>\n${input.task}\n</task>`);
   if (input.mode.outputSchema) {
     sections.push(`<output_schema>\n${JSON.stringify(input.mode.outputSchema)}\n</output_schema>`);
+  }
+  if (input.allowedDomains?.length) {
+    sections.push(
+      `<allowed_domains>\nThe browser can reach only these hosts (a domain includes its subdomains); others are blocked: ${input.allowedDomains.join(", ")}\n</allowed_domains>`,
+    );
   }
   if (input.secretKeys.length) {
     sections.push(

@@ -1,7 +1,6 @@
 import {
   createRedactor,
   expandSecrets,
-  hostAllowed,
   redactDeep,
   secretKeysIn,
   secretsRefusedOn,
@@ -28,14 +27,7 @@ test("every occurrence of a secret value is replaced by its placeholder, the lon
 });
 
 test("a secret bound to hosts: a domain covers itself and its subdomains, *.domain only the subdomains", () => {
-  expect(hostAllowed("example.com", ["example.com"])).toBe(true);
-  expect(hostAllowed("login.example.com", ["example.com"])).toBe(true);
-  expect(hostAllowed("example.com", ["*.example.com"])).toBe(false);
-  expect(hostAllowed("a.b.example.com", ["*.example.com"])).toBe(true);
-  // Look-alikes are not under it.
-  expect(hostAllowed("evilexample.com", ["example.com"])).toBe(false);
-  expect(hostAllowed("example.com.evil.net", ["example.com"])).toBe(false);
-  expect(hostAllowed("EXAMPLE.com.", ["example.com"])).toBe(true);
+  // The matching itself is @bas/egress-policy's (allowed-domains.test.ts).
   const domains = { pw: ["example.com"] };
   expect(secretsRefusedOn("<secret>pw</secret> and <secret>free</secret>", "evil.net", domains)).toEqual(["pw"]);
   expect(secretsRefusedOn("<secret>pw</secret>", "www.example.com", domains)).toEqual([]);

@@ -1,3 +1,5 @@
+import { hostAllowed } from "@bas/egress-policy/domains";
+
 /** `<secret>key</secret>`: how the model refers to a sensitive value it never sees. */
 const PLACEHOLDER = /<secret>\s*([^<]*?)\s*<\/secret>/g;
 
@@ -24,19 +26,6 @@ export function expandSecrets(text: string, values: Readonly<Record<string, stri
 
 /** Secret key → the hosts it may be typed on; a key not named here may be typed anywhere. */
 export type SecretDomains = Readonly<Record<string, readonly string[]>>;
-
-/**
- * Whether `host` is one of `domains` or under one: `example.com` covers example.com and its subdomains,
- * `*.example.com` only the subdomains.
- */
-export function hostAllowed(host: string, domains: readonly string[]): boolean {
-  const h = host.toLowerCase().replace(/\.$/, "");
-  return domains.some((d) => {
-    const wildcard = d.startsWith("*.");
-    const base = wildcard ? d.slice(2) : d;
-    return h.endsWith(`.${base}`) || (!wildcard && h === base);
-  });
-}
 
 /** The secrets `text` refers to that may not be typed on a page at `host`. */
 export function secretsRefusedOn(text: string, host: string, secretDomains: SecretDomains): string[] {

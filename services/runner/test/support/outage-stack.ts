@@ -171,7 +171,7 @@ export async function startOutageStack(): Promise<OutageStack> {
           codeMode: false,
           useOwnKey: false,
           outputSchema: undefined,
-          browser: { record: false },
+          browser: { allowedDomains: [], record: false },
           idempotencyKey: randomUUID(),
         }),
       async waitFor(id, done, timeoutMs = 90_000) {

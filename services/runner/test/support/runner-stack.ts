@@ -138,7 +138,7 @@ export async function startRunnerStack(options: RunnerStackOptions = {}): Promis
         codeMode: false,
         useOwnKey: false,
         outputSchema: undefined,
-        browser: { record: false },
+        browser: { allowedDomains: [], record: false },
         idempotencyKey: randomUUID(),
         ...request,
       }),

@@ -27,6 +27,8 @@ function assignment(session: Session, taskId: string, task: Session["task"]): ru
       screenWidth: s.screenWidth ?? undefined,
       screenHeight: s.screenHeight ?? undefined,
       record: s.record,
+      // Sessions created before allowedDomains existed have no limit.
+      allowedDomains: s.allowedDomains ?? [],
       // The run's own proxy, never its credentials: the runner fetches those with the task's secrets.
       ...(task?.customProxy ? { customProxy: { ...task.customProxy } } : {}),
     },

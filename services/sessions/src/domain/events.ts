@@ -17,6 +17,8 @@ export interface SessionSettings {
   screenWidth: number | null;
   screenHeight: number | null;
   record: boolean;
+  /** The only hosts the session's browser may reach (lowercase patterns); absent or null = no limit. */
+  allowedDomains?: string[] | null;
   inbox: boolean;
   liveUrl: string;
 }

@@ -37,6 +37,8 @@ export function toProtoBrowser(view: BrowserView): browserPool.Browser {
       screenHeight: view.settings.screenHeight,
       record: view.settings.record,
       customProxy: view.settings.customProxy ?? undefined,
+      // Browsers recorded before allowedDomains existed have none.
+      allowedDomains: view.settings.allowedDomains ?? [],
     },
   };
 }
@@ -69,6 +71,7 @@ function settingsOf(settings: sessions.BrowserSettings | undefined): BrowserSett
     screenHeight: settings?.screenHeight ?? null,
     record: settings?.record ?? false,
     customProxy: settings?.customProxy ?? null,
+    allowedDomains: settings?.allowedDomains ?? null,
   };
 }
 

@@ -3,12 +3,12 @@ import type { LookupAddress } from "node:dns";
 import { lookup as systemLookup } from "node:dns/promises";
 import { createServer, isIP, type Server } from "node:net";
 import type { EgressAddress } from "../../domain/browser-driver";
-import type { EgressPolicy } from "@bas/egress-policy";
+import { domainRefusal, type EgressPolicy } from "@bas/egress-policy";
 
 /**
- * A browser's only way out to the network: a forward proxy that resolves each destination itself, refuses what the
- * egress policy closes (so a DNS name or a redirect that leads to loopback is refused too), connects to exactly the
- * address it checked, and counts every byte.
+ * A browser's only way out to the network: a forward proxy that refuses hosts outside the browser's allowedDomains,
+ * resolves each destination itself, refuses what the egress policy closes (so a DNS name or a redirect that leads to
+ * loopback is refused too), connects to exactly the address it checked, and counts every byte.
  */
 export interface NetworkProxy {
   /** Where it listens: a Unix socket (local browsers, bridged into their network namespace) or a TCP port. */
@@ -29,6 +29,8 @@ export interface NetworkProxyOptions {
   upstreamUrl: string | null;
   policy: EgressPolicy;
   resolve?: ResolveHost;
+  /** The browser's `allowedDomains`: the only hosts it may reach (null or absent = no limit). */
+  allowedDomains?: readonly string[] | null;
 }
 
 /** The header of a refusal that names its reason (the runner reports it to the model as the action's error). */
@@ -74,6 +76,9 @@ export async function startNetworkProxy(options: NetworkProxyOptions): Promise<N
 
   /** The one address this request may connect to, or a 403 that says why not. */
   async function destination(hostname: string, port: number): Promise<LookupAddress> {
+    // The browser's own limit comes first: a host outside it is refused before its name is even resolved.
+    const outside = domainRefusal(hostname, options.allowedDomains ?? null);
+    if (outside) throw new RequestError(outside, 403, { [EGRESS_BLOCKED_HEADER]: outside });
     const checked = await checkedAddress(hostname, port, options.policy, options.resolve);
     if ("refused" in checked) {
       const reason = `Blocked by the browser egress policy: ${hostname.replace(/^\[|\]$/g, "")}:${port}: ${checked.refused}`;

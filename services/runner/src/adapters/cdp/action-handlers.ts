@@ -1,4 +1,5 @@
 import type { ElementHandle, KeyInput } from "puppeteer-core";
+import { domainRefusal } from "@bas/egress-policy/domains";
 import { explainNetError, proxyFailure } from "../../domain/net-errors";
 import type { ActOptions, ActResult, TraceEntry } from "../../app/browser-driver";
 import type { Action } from "../../domain/actions";
@@ -65,7 +66,10 @@ const HANDLERS: Handlers = {
     const response = await page
       .goto(target, { waitUntil: "domcontentloaded", timeout: cx.navigationTimeoutMs })
       .catch((err: Error) => {
-        throw new ActionError(`Could not open ${target}: ${explainNetError(err.message.split("\n")[0])}`);
+        // An https:// host outside allowedDomains is refused at its CONNECT, which Chromium shows only as a failed
+        // tunnel: the reason is the same one the proxy gives.
+        const outside = domainRefusal(hostOf(target), cx.options.allowedDomains ?? null);
+        throw new ActionError(`Could not open ${target}: ${outside ?? explainNetError(err.message.split("\n")[0])}`);
       });
     // browser-pool's egress proxy names why it refused a destination (loopback, private, link-local, ...).
     const blocked = response?.headers()[EGRESS_BLOCKED_HEADER];

@@ -1,4 +1,5 @@
 import type { runs, sessions } from "@bas/proto";
+import { MAX_ALLOWED_DOMAINS, normaliseDomains } from "@bas/egress-policy/domains";
 import { InvalidArgumentError, NotFoundError } from "@bas/errors";
 import Decimal from "decimal.js";
 import type { CreateSessionInput } from "../../app/create-session";
@@ -87,6 +88,7 @@ export function createSessionInput(req: sessions.CreateSessionRequest): CreateSe
     throw invalid(["header", "Idempotency-Key"], "an idempotency key has 1 to 255 characters");
   }
   const { width, height } = screen(req.browser);
+  const allowedDomains = allowedDomainsOf(req.browser?.allowedDomains ?? []);
   return {
     settings: {
       projectId,
@@ -100,6 +102,7 @@ export function createSessionInput(req: sessions.CreateSessionRequest): CreateSe
       screenWidth: width,
       screenHeight: height,
       record: req.browser?.record ?? false,
+      ...(allowedDomains ? { allowedDomains } : {}),
       inbox: req.inbox,
     },
     task,
@@ -217,7 +220,22 @@ function judgeOf(judge: JudgeSettings): JudgeSettings {
 }
 
 const ALIAS = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
-const HOST = /^(?=.{1,253}$)(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** The session browser's `allowedDomains`, checked and lowercase; none (empty) = no limit. */
+function allowedDomainsOf(patterns: string[]): string[] | undefined {
+  if (patterns.length === 0) return undefined;
+  if (patterns.length > MAX_ALLOWED_DOMAINS) {
+    throw invalid(["body", "allowedDomains"], `allowedDomains holds at most ${MAX_ALLOWED_DOMAINS} host patterns`);
+  }
+  const checked = normaliseDomains(patterns);
+  if ("badIndex" in checked) {
+    throw invalid(
+      ["body", "allowedDomains", checked.badIndex],
+      `allowedDomains[${checked.badIndex}] must be a host name like example.com or *.example.com`,
+    );
+  }
+  return checked.domains;
+}
 
 /** A run's secret bindings: the values (for the vault) and the hosts each may be typed on (for the task). */
 function secretsOf(bindings: runs.SecretBinding[]): Pick<CreateRunInput, "sensitiveData" | "secretDomains"> {
@@ -228,12 +246,12 @@ function secretsOf(bindings: runs.SecretBinding[]): Pick<CreateRunInput, "sensit
     if (!ALIAS.test(b.alias)) throw invalid(at("alias"), "alias must be 1-64 letters, digits, _ . or -");
     if (Object.hasOwn(sensitiveData, b.alias)) throw invalid(at("alias"), `alias '${b.alias}' is bound twice`);
     if (!b.value) throw invalid(at("source"), "the secret's value must not be empty");
-    const domains = b.allowedDomains.map((d) => d.trim().toLowerCase());
-    if (domains.length === 0 || domains.some((d) => !HOST.test(d))) {
+    const checked = normaliseDomains(b.allowedDomains);
+    if (b.allowedDomains.length === 0 || "badIndex" in checked) {
       throw invalid(at("allowedDomains"), "allowedDomains must name at least one host (example.com, *.example.com)");
     }
     sensitiveData[b.alias] = b.value;
-    secretDomains[b.alias] = { domains };
+    secretDomains[b.alias] = { domains: checked.domains };
   });
   return { sensitiveData, secretDomains };
 }

@@ -44,6 +44,7 @@ export const route = defineRoute({
           screenWidth: body.browserScreenWidth ?? undefined,
           screenHeight: body.browserScreenHeight ?? undefined,
           record: body.enableRecording,
+          allowedDomains: body.allowedDomains ?? [],
         },
         outputSchema: body.outputSchema ?? undefined,
         sensitiveData: body.sensitiveData ?? {},

@@ -40,6 +40,7 @@ export const createBrowserRoute = (v: Version) =>
             screenHeight: body.browserScreenHeight ?? undefined,
             record: body.enableRecording,
             customProxy: customProxyOf(body.customProxy),
+            allowedDomains: body.allowedDomains ?? [],
           },
           timeoutMinutes: body.timeout,
           metadata: body.metadata ?? {},

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DateTime, queryBool, queryInt, Uuid } from "../../../schemas/common";
+import { AllowedDomains } from "../../../schemas/allowed-domains";
 import { CustomProxy } from "../../../schemas/custom-proxy";
 import { ProxyCountryCode } from "../../../schemas/enums";
 
@@ -22,6 +23,7 @@ export const CreateBrowserRequest = z
     browserScreenHeight: z.int().min(SCREEN.height.min).max(SCREEN.height.max).nullable().optional(),
     enableRecording: z.boolean().default(false),
     customProxy: CustomProxy.nullable().optional().describe("Your own proxy; overrides proxyCountryCode."),
+    allowedDomains: AllowedDomains,
     metadata: z
       .record(z.string(), z.string())
       .superRefine((metadata, ctx) => {

@@ -52,6 +52,7 @@ export const route = defineRoute({
           screenHeight: browser?.screenHeight ?? undefined,
           record: browser?.record ?? false,
           customProxy: customProxyOf(browser?.customProxy),
+          allowedDomains: body.allowedDomains ?? [],
         },
         maxCostUsd: body.maxCostUsd ?? undefined,
         useOwnKey: false,

@@ -2,6 +2,7 @@ import type { ModelCatalog } from "@bas/models";
 import { z } from "zod";
 import { DateTime, queryInt, Uuid } from "../../../schemas/common";
 import { DecimalString, positiveDecimalInput } from "../../../schemas/decimal";
+import { AllowedDomains, HostPattern } from "../../../schemas/allowed-domains";
 import { CustomProxy } from "../../../schemas/custom-proxy";
 import { ProxyCountryCode, ThinkingLevel } from "../../../schemas/enums";
 import { v3Schemas } from "../../../schemas/v3-schemas";
@@ -35,15 +36,7 @@ const RunBrowserSettings = z
   .meta({ id: "RunBrowserSettings" });
 
 /** A host a secret may be typed on: `example.com` (and its subdomains) or `*.example.com` (only the subdomains). */
-const SecretHost = z
-  .string()
-  .regex(
-    /^(?=.{1,253}$)(\*\.)?([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/,
-    {
-      message: "a host name like example.com or *.example.com",
-    },
-  )
-  .transform((h) => h.toLowerCase());
+const SecretHost = HostPattern;
 
 const SecretBinding = z
   .strictObject({
@@ -113,6 +106,11 @@ function build(models: ModelCatalog) {
       sessionId: Uuid.nullable().optional().describe("A follow-up turn of this conversation; absent: a new one."),
       workspaceId: Uuid.nullable().optional(),
       browserSettings: RunBrowserSettings.nullable().optional(),
+      allowedDomains: AllowedDomains.describe(
+        "The only hosts the conversation's browser may reach (navigation, frames and every request): `example.com` " +
+          "covers it and its subdomains, `*.example.com` only the subdomains, an IP address only itself. Set when the " +
+          "conversation is created, like browserSettings: a follow-up run (with sessionId) cannot change it.",
+      ),
       maxCostUsd: positiveDecimalInput("The run's cost cap in USD (number or decimal string, > 0).")
         .nullable()
         .optional(),
