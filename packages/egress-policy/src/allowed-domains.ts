@@ -9,6 +9,12 @@
 export const DOMAIN_PATTERN =
   /^(?=.{1,253}$)(\*\.)?([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
 
+/**
+ * The syntax of a custom proxy's host: a host name or an IP literal (IPv6 in brackets), without scheme, port, path or
+ * credentials. The gateway, sessions and browser-pool check it alike (the gateway's 422 names this pattern).
+ */
+export const PROXY_HOST_PATTERN = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])$/;
+
 /** How many patterns a browser's `allowedDomains` may hold. */
 export const MAX_ALLOWED_DOMAINS = 50;
 

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from "@bas/errors";
-import { MAX_ALLOWED_DOMAINS, normaliseDomains } from "@bas/egress-policy/domains";
+import { MAX_ALLOWED_DOMAINS, normaliseDomains, PROXY_HOST_PATTERN } from "@bas/egress-policy/domains";
 
 /** How a browser is launched. Resolved: defaults applied, so two equal values launch equal browsers. */
 export interface BrowserSettings {
@@ -106,15 +106,11 @@ function checkAllowedDomains(input: readonly string[] | null): string[] | null {
   return checked.domains;
 }
 
-/** A host name or IP literal: no scheme, path, credentials, port or spaces ([v6] in brackets). */
-const PROXY_HOST =
-  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])$/;
-
 function checkCustomProxy(input: CustomProxyInput | null): CustomProxy | null {
   if (input === null) return null;
   const field = (name: string) => ["body", "customProxy", name];
   const bad = (name: string, message: string) => new InvalidArgumentError(message, { field: field(name) });
-  if (input.host.length > 255 || !PROXY_HOST.test(input.host)) {
+  if (input.host.length > 255 || !PROXY_HOST_PATTERN.test(input.host)) {
     throw bad("host", "customProxy.host must be a host name or an IP address, without scheme, port or path");
   }
   if (!Number.isInteger(input.port) || input.port < 1 || input.port > 65535) {

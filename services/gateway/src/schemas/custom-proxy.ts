@@ -1,7 +1,5 @@
+import { PROXY_HOST_PATTERN } from "@bas/egress-policy/domains";
 import { z } from "zod";
-
-/** A host name or an IP literal (IPv6 in brackets): no scheme, port, path or credentials. */
-const PROXY_HOST = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])$/;
 
 const credential = (description: string) => z.string().min(1).max(255).nullable().optional().describe(description);
 
@@ -12,7 +10,7 @@ const credential = (description: string) => z.string().min(1).max(255).nullable(
  */
 export const CustomProxy = z
   .object({
-    host: z.string().min(1).max(255).regex(PROXY_HOST).describe("Host of the proxy."),
+    host: z.string().min(1).max(255).regex(PROXY_HOST_PATTERN).describe("Host of the proxy."),
     port: z.int().min(1).max(65535).describe("Port of the proxy."),
     username: credential("Username for proxy authentication.").refine((u) => !u?.includes(":"), {
       message: "The username must not contain ':'",

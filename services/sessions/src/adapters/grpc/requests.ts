@@ -1,5 +1,5 @@
 import type { runs, sessions } from "@bas/proto";
-import { MAX_ALLOWED_DOMAINS, normaliseDomains } from "@bas/egress-policy/domains";
+import { MAX_ALLOWED_DOMAINS, normaliseDomains, PROXY_HOST_PATTERN } from "@bas/egress-policy/domains";
 import { InvalidArgumentError, NotFoundError } from "@bas/errors";
 import Decimal from "decimal.js";
 import type { CreateSessionInput } from "../../app/create-session";
@@ -168,9 +168,6 @@ export function createRunInput(req: runs.CreateRunRequest): CreateRunInput {
   };
 }
 
-/** Whitespace, '/', '@' and control characters: a host with any of them is a URL or worse, not a host. */
-const NOT_IN_PROXY_HOST = /[\s/@\p{Cc}]/u;
-
 /** A run's own proxy: where it is (for the task) and its credentials (for the vault only, never echoed). */
 function customProxyOf(
   proxy: sessions.CustomProxy | undefined,
@@ -178,8 +175,8 @@ function customProxyOf(
   if (!proxy) return {};
   const at = (field: string) => ["body", "browserSettings", "customProxy", field];
   const { host, port, username, password, ignoreCertErrors } = proxy;
-  if (host.length < 1 || host.length > 255 || NOT_IN_PROXY_HOST.test(host)) {
-    throw invalid(at("host"), "host must have 1 to 255 characters, without whitespace, '/' or '@'");
+  if (host.length > 255 || !PROXY_HOST_PATTERN.test(host)) {
+    throw invalid(at("host"), "host must be a host name or an IP address, without scheme, port or path");
   }
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw invalid(at("port"), "port must be from 1 to 65535");
   const sized = (value: string | undefined) => value === undefined || (value.length >= 1 && value.length <= 255);
