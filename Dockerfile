@@ -58,7 +58,9 @@ CMD ["node", "--enable-source-maps", "dist/gateway/main.js"]
 FROM service AS sessions
 COPY --from=build /app/dist/sessions ./dist/sessions
 ENV GRPC_PORT=50051
-EXPOSE 50051 9461
+# The temporary mailboxes' SMTP receiver (docs/mailbox.md): mail comes from outside the container.
+ENV SMTP_HOST=0.0.0.0
+EXPOSE 50051 9461 2525
 CMD ["node", "--enable-source-maps", "dist/sessions/main.js"]
 
 FROM service AS runner

@@ -82,6 +82,7 @@ const CYCLES: Record<keyof typeof SITE_PATHS, Action[]> = {
     () => ["scroll", { direction: "down" }],
     () => ["scroll", { direction: "up" }],
   ],
+  upload: [() => ["scroll", { direction: "down" }], () => ["scroll", { direction: "up" }]],
 };
 
 interface Sample {
@@ -110,6 +111,7 @@ function timed(driver: BrowserDriver, state: { current: Partial<Sample> }): Brow
     },
     screenshot: () => driver.screenshot(),
     pageContent: (n) => driver.pageContent(n),
+    setInputFile: (i, f) => driver.setInputFile(i, f),
     isConnected: () => driver.isConnected(),
     disconnect: () => driver.disconnect(),
   };
@@ -133,6 +135,7 @@ async function main() {
       LOG_LEVEL: "silent",
       GRPC_PORT: "0",
       METRICS_PORT: "0",
+      SMTP_PORT: "0",
       SECRETS_KEY: randomBytes(32).toString("hex"),
     }),
   );

@@ -64,6 +64,7 @@ async function main() {
     NAMESPACE: namespace,
     GRPC_PORT: String(port),
     METRICS_PORT: "0",
+    SMTP_PORT: "0",
     LOG_LEVEL: "warn",
     SECRETS_KEY: randomBytes(32).toString("hex"),
     MAX_ACTIVE_SESSIONS_PER_PROJECT: "1000",

@@ -26,6 +26,7 @@ export const SESSION_EVENT_TYPES = [
   "MessageQueued",
   "QueuedMessageCancelled",
   "SessionReopened",
+  "MailReceived",
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 

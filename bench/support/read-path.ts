@@ -17,6 +17,7 @@ export async function startReadPath(infra: Awaited<ReturnType<typeof benchInfra>
     LOG_LEVEL: "warn",
     // Several gateways run at once: each takes a free metrics port.
     METRICS_PORT: "0",
+    SMTP_PORT: "0",
   };
   const key = `bas_bench_${randomBytes(16).toString("hex")}`;
   const sessionsPort = await freePort();

@@ -2,7 +2,9 @@
 export * as billing from "./bas/v1/billing";
 export * as browserPool from "./bas/v1/browser_pool";
 export * as gateway from "./bas/v1/gateway";
+export * as mailbox from "./bas/v1/mailbox";
 export * as runner from "./bas/v1/runner";
 export * as runs from "./bas/v1/runs";
 export * as sessions from "./bas/v1/sessions";
 export * as webhooks from "./bas/v1/webhooks";
+export * as workspaces from "./bas/v1/workspaces";

@@ -291,6 +291,30 @@ describe.each(Object.keys(RENDERS))("with the %s values", (name) => {
     if (name === "production") expect(ofKind(manifests(), "ServiceMonitor")).toHaveLength(1);
   });
 
+  test("mail for the temporary mailboxes reaches the sessions' SMTP receiver, from outside too, for MAIL_DOMAIN", () => {
+    const sessions = pod("sessions");
+    const config = LOADERS.sessions(sessions.env) as { SMTP_PORT: number; SMTP_HOST: string; MAIL_DOMAIN: string };
+    expect(config.SMTP_HOST).toBe("0.0.0.0");
+    const ofSessions = ofKind(manifests(), "Service").filter((s) => componentOf(s.metadata.labels) === "sessions");
+    const inCluster = ofSessions.find((s) => s.metadata.labels?.["bas.dev/metrics"] === "true")!;
+    expect(throughService(manifests(), inCluster.metadata.name, "smtp", sessions)).toBe(config.SMTP_PORT);
+    const outside = ofSessions.filter((s) => s.metadata.name.endsWith("-smtp"));
+    const host = pod("gateway").env.PUBLIC_URL.replace(/^https?:\/\//, "");
+    if (name === "production") {
+      // ci/production-values.yaml: a domain of its own, and a load balancer on port 25 for its MX record.
+      expect(config.MAIL_DOMAIN).toBe("mail.agents.example.com");
+      expect(outside).toHaveLength(1);
+      expect(outside[0].spec).toMatchObject({ type: "LoadBalancer", externalTrafficPolicy: "Local" });
+      expect(throughService(manifests(), outside[0].metadata.name, 25, sessions)).toBe(config.SMTP_PORT);
+    } else {
+      expect(config.MAIL_DOMAIN).toBe(host);
+      expect(outside).toEqual([]);
+    }
+    // Mail servers are anyone's: a pod of another namespace (as the load balancer's traffic) may connect.
+    const sender: PodRef = { namespace: "elsewhere", labels: { app: "mail-relay" } };
+    expect(mayConnect(ofKind(manifests(), "NetworkPolicy"), sender, sessions, config.SMTP_PORT)).toBe(true);
+  });
+
   test("a model catalog in values is mounted where MODEL_CATALOG points, as a catalog the services load", () => {
     const users = ["gateway", "runner", "billing"].map((c) => pod(c)).filter((p) => p.env.MODEL_CATALOG);
     if (name === "production") expect(users).toHaveLength(3);

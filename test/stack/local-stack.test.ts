@@ -4,6 +4,7 @@ import { tmpdir, userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { freePort, waitForExit, waitForLine } from "@bas/embedded-infra";
 import { eventually } from "@bas/testing";
+import { createTransport } from "nodemailer";
 
 const ROOT = resolve(__dirname, "../..");
 
@@ -94,6 +95,18 @@ describe("the one-command local stack", () => {
     }
     const stillServing = await fetch(`${base}/api/v3/sessions`, { headers: { "X-Service-API-Key": apiKey } });
     expect(stillServing.status).toBe(200);
+    // The temporary mailboxes' SMTP receiver is where stack.env says: it answers, and takes no mail for no one.
+    const smtp = /^SMTP_ADDR=(\S+):(\d+)$/m.exec(readFileSync(join(dataDir, "stack.env"), "utf8"));
+    expect(smtp).not.toBeNull();
+    const transport = createTransport({ host: smtp![1], port: Number(smtp![2]), ignoreTLS: true });
+    const refused = await transport
+      .sendMail({ from: "someone@example.test", to: "nobody@localhost", text: "hello?" })
+      .then(
+        () => "accepted",
+        (err: { responseCode?: number }) => err.responseCode,
+      )
+      .finally(() => transport.close());
+    expect(refused).toBe(550);
 
     // Something to find after the restart.
     const created = await fetch(`${base}/api/v3/sessions`, {

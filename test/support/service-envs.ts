@@ -62,7 +62,8 @@ export async function stackEnvs(infra: {
   };
   const own: Record<ServiceName, Record<string, string>> = {
     billing: {},
-    sessions: {},
+    // Any free port for the temporary mailboxes' SMTP receiver, as for metrics.
+    sessions: { SMTP_PORT: "0" },
     "browser-pool": {
       CDP_PORT: String(cdp),
       CDP_HOST: "127.0.0.1",

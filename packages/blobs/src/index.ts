@@ -8,3 +8,10 @@ export {
   DEFAULT_URL_TTL_MS,
   type SignatureCheck,
 } from "./url-signer";
+export {
+  createUploadUrlSigner,
+  type UploadCheck,
+  type UploadGrant,
+  type UploadUrlSigner,
+  type UploadUrlSignerOptions,
+} from "./upload-signer";

@@ -12,7 +12,8 @@ export type ErrorKind =
   | "limit_exceeded"
   | "unavailable"
   | "insufficient_credit"
-  | "bad_request";
+  | "bad_request"
+  | "quota_exceeded";
 
 export abstract class ServiceError extends Error {
   abstract readonly kind: ErrorKind;
@@ -52,6 +53,10 @@ export class UnavailableError extends ServiceError {
 }
 export class InsufficientCreditError extends ServiceError {
   readonly kind = "insufficient_credit";
+}
+/** Storing this would pass a storage quota (a workspace's): retrying does not help, deleting something does. */
+export class QuotaExceededError extends ServiceError {
+  readonly kind = "quota_exceeded";
 }
 /** The caller asked for something it is not set up for (a model that needs an own key it has not stored). */
 export class BadRequestError extends ServiceError {

@@ -65,8 +65,11 @@ async function main() {
     billingPort,
     gatewayGrpcPort,
     cdpPort,
+    freeSmtpPort,
     ...metricsPorts
-  ] = await Promise.all(Array.from({ length: 13 }, () => freePort()));
+  ] = await Promise.all(Array.from({ length: 14 }, () => freePort()));
+  // The temporary mailboxes' SMTP receiver (in the sessions service): a free port unless SMTP_PORT names one.
+  const smtpPort = process.env.SMTP_PORT ? Number(process.env.SMTP_PORT) : freeSmtpPort;
   // Each service's /metrics on a port of its own, by service name (stack.env lists them, for a local Prometheus).
   const metricsPort = Object.fromEntries(SHUTDOWN_ORDER.map((name, i) => [name, metricsPorts[i]]));
   const addr = (port: number) => `127.0.0.1:${port}`;
@@ -108,13 +111,14 @@ async function main() {
           billingPort,
           gatewayGrpcPort,
           cdpPort,
+          smtpPort,
           ...metricsPorts,
         ]
           .flatMap((port) => [`127.0.0.1:${port}`, ...(isIP(config.HOST) ? [`[${config.HOST}]:${port}`] : [])])
           .join(","),
       },
     },
-    { name: "sessions", port: sessionsPort, env: {} },
+    { name: "sessions", port: sessionsPort, env: { SMTP_PORT: String(smtpPort) } },
     { name: "runner", port: runnerPort, env: {} },
     {
       name: "gateway",
@@ -197,6 +201,7 @@ async function main() {
     ...common,
     ...infra,
     GATEWAY_ADDR: addr(gatewayGrpcPort),
+    SMTP_ADDR: `${process.env.SMTP_HOST || "127.0.0.1"}:${smtpPort}`,
     ...metricsAddresses,
   };
   const addresses = [
@@ -208,6 +213,7 @@ async function main() {
     "BROWSER_POOL_ADDR",
     "RUNNER_ADDR",
     "BILLING_ADDR",
+    "SMTP_ADDR",
     ...Object.keys(metricsAddresses),
   ];
   writePrivateFile(join(dataDir, "stack.env"), addresses.map((name) => `${name}=${published[name]}\n`).join(""));

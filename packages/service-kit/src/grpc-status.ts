@@ -11,4 +11,5 @@ export const GRPC_STATUS_OF: Record<ErrorKind, status> = {
   unavailable: status.UNAVAILABLE,
   insufficient_credit: status.FAILED_PRECONDITION,
   bad_request: status.FAILED_PRECONDITION,
+  quota_exceeded: status.FAILED_PRECONDITION,
 };

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createBlobUrlSigner, createNatsBlobStore } from "@bas/blobs";
+import { createBlobUrlSigner, createNatsBlobStore, createUploadUrlSigner } from "@bas/blobs";
 import { createDb, createNatsEventStore, ensureStreams, migrate, streamNames } from "@bas/event-store";
 import { loadModelCatalog } from "@bas/models";
 import { gateway, SESSION_CHANGE_KINDS, type sessions } from "@bas/proto";
@@ -116,10 +116,9 @@ export function startGatewayService(config: GatewayConfig): Promise<GatewayServi
     const publicUrl = config.PUBLIC_URL ?? `http://127.0.0.1:${http.port}`;
     if (!config.BLOB_SIGNING_KEY)
       log.warn({}, "BLOB_SIGNING_KEY is not set: presigned URLs work only on this replica until it restarts");
-    const urls = createBlobUrlSigner({
-      key: config.BLOB_SIGNING_KEY ?? randomBytes(32).toString("base64url"),
-      baseUrl: publicUrl,
-    });
+    const signingKey = config.BLOB_SIGNING_KEY ?? randomBytes(32).toString("base64url");
+    const urls = createBlobUrlSigner({ key: signingKey, baseUrl: publicUrl });
+    const uploads = createUploadUrlSigner({ key: signingKey, baseUrl: publicUrl });
     const cacheOptions = { nc: nats.nc, streams, ttlMs: config.SESSION_CACHE_TTL_MS, maxEntries: 50_000 };
     const { view, messages, runs } = SESSION_CHANGE_KINDS;
     const sessionCache = createReadCache<sessions.Session>({ ...cacheOptions, kinds: [view, messages] });
@@ -143,6 +142,7 @@ export function startGatewayService(config: GatewayConfig): Promise<GatewayServi
       ),
       blobs,
       urls,
+      uploads,
       models: loadModelCatalog(config.MODEL_CATALOG),
       publicUrl,
       health,

@@ -293,7 +293,7 @@ export function fuzzRequest(
         "/",
         "/api",
         "/api/v2/sessions",
-        "/api/v4/workspaces",
+        "/api/v4/mailboxes",
         "/api/v3/profile",
         "/nope",
         "/.env",

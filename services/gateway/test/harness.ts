@@ -75,6 +75,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     LOG_LEVEL: "silent",
     GRPC_PORT: "0",
     METRICS_PORT: "0",
+    // The sessions service's SMTP receiver (temporary mailboxes) takes any free port too.
+    SMTP_PORT: "0",
   };
   let sessions: SessionsService | undefined;
   if (options.sessions !== false) {

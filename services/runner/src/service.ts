@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { type BlobStore, createNatsBlobStore } from "@bas/blobs";
+import { createNatsBlobStore } from "@bas/blobs";
 import { createDb, ensureStreams, migrate, streamNames } from "@bas/event-store";
 import { loadModelCatalog } from "@bas/models";
 import { runner } from "@bas/proto";
@@ -19,6 +19,10 @@ import { connectBilling } from "./adapters/grpc/billing-budget";
 import { connectBrowserPool } from "./adapters/grpc/browser-pool-client";
 import { runnerServer } from "./adapters/grpc/runner-server";
 import { connectSessionReports } from "./adapters/grpc/session-reports";
+import { connectMailbox } from "./adapters/grpc/mailbox-client";
+import { createMailboxTools } from "./app/mailbox-tools";
+import { connectWorkspaceFiles } from "./adapters/grpc/workspace-files";
+import { createWorkspaceTools } from "./app/workspace-tools";
 import { watchSession } from "./adapters/nats/session-signals";
 import { createTaskLeases } from "./adapters/nats/task-leases";
 import { createUsagePublisher } from "./adapters/nats/usage-publisher";
@@ -102,10 +106,18 @@ export function startRunnerService(config: RunnerConfig, deps: RunnerServiceDeps
     });
     const leases = await createTaskLeases(nats.js, config.NAMESPACE, config.NATS_REPLICAS);
     const usage = createUsagePublisher(nats.js, streams, outage, now);
-    const blobs: BlobStore | undefined = config.STEP_SCREENSHOTS
-      ? await createNatsBlobStore({ js: nats.js, namespace: config.NAMESPACE, replicas: config.NATS_REPLICAS })
-      : undefined;
-    cleanup.defer(() => blobs?.close());
+    // Workspace files are blobs; step screenshots are too, when they are kept.
+    const blobs = await createNatsBlobStore({
+      js: nats.js,
+      namespace: config.NAMESPACE,
+      replicas: config.NATS_REPLICAS,
+    });
+    cleanup.defer(() => blobs.close());
+    const screenshots = config.STEP_SCREENSHOTS ? blobs : undefined;
+    const workspaceFiles = connectWorkspaceFiles(config.SESSIONS_ADDR, blobs, outage);
+    cleanup.defer(() => workspaceFiles.close());
+    const mailbox = connectMailbox(config.SESSIONS_ADDR, outage);
+    cleanup.defer(() => mailbox.close());
     const chat = new OpenAiChat({ timeoutMs: config.LLM_TIMEOUT_MS, maxRetries: config.LLM_MAX_RETRIES });
     if (!canSandboxScripts()) {
       log.warn(
@@ -157,7 +169,15 @@ export function startRunnerService(config: RunnerConfig, deps: RunnerServiceDeps
           outputTokens: u.outputTokens,
           ownKey: a.useOwnKey,
         }),
-      ...(blobs ? { storeScreenshot: (ref, jpeg) => blobs.put(jpeg, { contentType: "image/jpeg", ref }) } : {}),
+      ...(screenshots
+        ? { storeScreenshot: (ref, jpeg) => screenshots.put(jpeg, { contentType: "image/jpeg", ref }) }
+        : {}),
+      workspaceTools: (a) =>
+        a.workspaceId ? createWorkspaceTools(workspaceFiles.files(a.projectId, a.workspaceId)) : undefined,
+      mailboxTools: (a) =>
+        a.inboxEmail
+          ? createMailboxTools({ reader: mailbox, sessionId: a.sessionId, address: a.inboxEmail })
+          : undefined,
       ...(canSandboxScripts()
         ? {
             runScript: (code, env, browserWsEndpoint) =>
@@ -177,7 +197,7 @@ export function startRunnerService(config: RunnerConfig, deps: RunnerServiceDeps
         maxObserveChars: config.OBSERVE_MAX_CHARS,
         extractMaxChars: config.OBSERVE_MAX_CHARS * 3,
         schemaRetries: config.SCHEMA_RETRIES,
-        screenshots: !!blobs,
+        screenshots: !!screenshots,
       },
       metrics,
     };

@@ -66,8 +66,36 @@ const sessionsEnv = {
     .int()
     .positive()
     .default(24 * 60 * 60 * 1000),
+  /** Most bytes the files of one workspace may take together (default 1 GiB). */
+  WORKSPACE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 ** 3),
   /** How long an endpoint has to answer a delivery. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /**
+   * The temporary mailboxes' SMTP receiver (docs/mailbox.md): its port (0 picks a free one), unprivileged by default;
+   * MX records point port 25 at it through a load balancer or a port mapping.
+   */
+  SMTP_PORT: envPort(2525),
+  /** Where the SMTP receiver listens; 0.0.0.0 to take mail from outside the host (Kubernetes: set by the chart). */
+  SMTP_HOST: z.string().default("127.0.0.1"),
+  /** The domain of the mailbox addresses (`<random>@MAIL_DOMAIN`): the domain whose MX records point here. */
+  MAIL_DOMAIN: z
+    .string()
+    .regex(
+      /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i,
+      "expected a domain",
+    )
+    .default("localhost")
+    .transform((d) => d.toLowerCase()),
+  /** The largest mail taken, in bytes (default 10 MiB); bigger ones are refused with 552. */
+  SMTP_MAX_MESSAGE_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
 };
 
 export type SessionsConfig = ReturnType<typeof loadSessionsConfig>;

@@ -1,4 +1,5 @@
-import { randomUUID } from "node:crypto";
+import { createNatsBlobStore } from "@bas/blobs";
+import { randomBytes, randomUUID } from "node:crypto";
 import {
   createDb,
   createNatsEventStore,
@@ -9,7 +10,15 @@ import {
   streamNames,
 } from "@bas/event-store";
 import { createEgressPolicy } from "@bas/egress-policy";
-import { runs, SESSION_CHANGE_KINDS, type SessionChangeKind, sessions, webhooks } from "@bas/proto";
+import {
+  mailbox as mailboxProto,
+  runs,
+  SESSION_CHANGE_KINDS,
+  type SessionChangeKind,
+  sessions,
+  webhooks,
+  workspaces,
+} from "@bas/proto";
 import {
   connectNats,
   createGrpcServer,
@@ -25,6 +34,9 @@ import { createProjectLock, projectLockMigrations } from "./adapters/pg/project-
 import type { SessionsDb } from "./adapters/pg/schema";
 import { createSecretsVault, secretsMigrations } from "./adapters/pg/secrets-vault";
 import { createWebhookStore, webhookMigrations } from "./adapters/pg/webhook-store";
+import { createWorkspaceStore, workspaceMigrations } from "./adapters/pg/workspace-store";
+import { workspacesServer } from "./adapters/grpc/workspaces-server";
+import { createWorkspaces } from "./app/workspaces";
 import { createWebhookPoster, endpointRefusal } from "./adapters/http/webhook-post";
 import { webhooksServer } from "./adapters/grpc/webhooks-server";
 import { sessionBrowsersProjection } from "./adapters/pg/session-browsers-projection";
@@ -54,6 +66,11 @@ import { startWebhookSender } from "./app/webhook-sender";
 import { createWebhooks } from "./app/webhooks";
 import { createLiveView } from "./app/live-view";
 import { createLiveLinks } from "./adapters/crypto/live-links";
+import { createMailboxQueries, mailboxProjection } from "./adapters/pg/mailbox-projection";
+import { mailboxServer } from "./adapters/grpc/mailbox-server";
+import { startSmtpReceiver } from "./adapters/smtp/smtp-receiver";
+import { createMailbox } from "./app/mailbox";
+import { mailboxAddress } from "./domain/mail";
 import type { SessionsConfig } from "./config";
 
 /** Connections of the create lock's own pool: creates of this many projects at once hold one each. */
@@ -77,6 +94,8 @@ export interface SessionsService {
   grpcPort: number;
   /** Port of `/metrics`. */
   metricsPort: number;
+  /** Port of the temporary mailboxes' SMTP receiver. */
+  smtpPort: number;
   /** Empties the read models and replays the event stream into them; resolves once they have caught up. */
   rebuildReadModels(): Promise<void>;
   close(): Promise<void>;
@@ -101,9 +120,20 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     const lockDb = createDb<SessionsDb>(config.DATABASE_URL, { max: LOCK_CONNECTIONS, connectionTimeoutMs: 5_000 });
     cleanup.defer(() => lockDb.destroy());
     await ensureStreams(nats.jsm, streams, config.NATS_REPLICAS);
-    await migrate(db, "sessions", { ...secretsMigrations, ...projectLockMigrations, ...webhookMigrations });
+    await migrate(db, "sessions", {
+      ...secretsMigrations,
+      ...projectLockMigrations,
+      ...webhookMigrations,
+      ...workspaceMigrations,
+    });
 
     const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
+    const blobs = await createNatsBlobStore({
+      js: nats.js,
+      namespace: config.NAMESPACE,
+      replicas: config.NATS_REPLICAS,
+    });
+    cleanup.defer(() => blobs.close());
     // Once a session's rows are committed, say so (core NATS): gateways drop their cached copies and wake streams.
     const announce = (kind: SessionChangeKind) => (_: number, events: readonly { aggregateId: string }[]) => {
       for (const id of new Set(events.map((e) => e.aggregateId))) nats.nc.publish(streams.changes.subject(kind, id));
@@ -126,12 +156,14 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     // Run events are pushed (SSE) as they are committed: the same notice wakes the gateways' event streams.
     const runViews = runnerFor(runsProjection(), announce(SESSION_CHANGE_KINDS.runs));
     const runCosts = runnerFor(runCostsProjection());
-    const readModelRunners = [views, messages, costs, browsers, runViews, runCosts];
+    // The mailbox read model says which addresses take mail: a create or a stop waits for it too (below).
+    const mailboxes = runnerFor(mailboxProjection());
+    const readModelRunners = [views, messages, costs, browsers, runViews, runCosts, mailboxes];
     const readYourWrites: ReadYourWrites = {
       async waitFor(sequence, timeoutMs) {
         try {
           const timeout = timeoutMs ?? deps.readYourWritesTimeoutMs ?? 5_000;
-          await Promise.all([views, messages, runViews].map((runner) => runner.waitFor(sequence, timeout)));
+          await Promise.all([views, messages, runViews, mailboxes].map((runner) => runner.waitFor(sequence, timeout)));
           return true;
         } catch (err) {
           log.warn({ err, sequence }, "read models lag behind; answering from the aggregate");
@@ -180,6 +212,7 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
       newId,
       liveLinks,
       maxActiveSessionsPerProject: config.MAX_ACTIVE_SESSIONS_PER_PROJECT,
+      newInboxAddress: () => mailboxAddress(randomBytes(10).toString("hex"), config.MAIL_DOMAIN),
     };
     const create = createSessionHandler(createDeps);
     const liveView = createLiveView(commands, liveLinks);
@@ -194,10 +227,23 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
       }),
     );
     grpc.add(sessions.RunnerReportsService, runnerReportsServer(createRunnerReports(commands, vault), log));
+    const mailbox = createMailbox({ commands, queries: createMailboxQueries(db) });
+    grpc.add(mailboxProto.MailboxService, mailboxServer(mailbox, log));
     const withinLimitIfReopening = createReopenLimit(createDeps);
+    const workspaceFiles = createWorkspaces({
+      store: createWorkspaceStore(db),
+      blobs,
+      maxBytes: config.WORKSPACE_MAX_BYTES,
+      newId,
+      log,
+    });
+    grpc.add(workspaces.WorkspacesService, workspacesServer(workspaceFiles, log));
     grpc.add(
       runs.RunsService,
-      runsServer(createRuns({ create, withinLimitIfReopening, commands, queries: runQueries }), log),
+      runsServer(
+        createRuns({ create, withinLimitIfReopening, commands, queries: runQueries, workspaces: workspaceFiles }),
+        log,
+      ),
     );
     const webhookPolicy = createEgressPolicy({
       allow: config.WEBHOOK_EGRESS_ALLOW,
@@ -226,6 +272,17 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     cleanup.defer(() => grpc.close());
     const metricsServer = await startMetricsServer(metrics.registry, config.GRPC_HOST, config.METRICS_PORT);
     cleanup.defer(() => metricsServer.close());
+    const smtp = await startSmtpReceiver({
+      host: config.SMTP_HOST,
+      port: config.SMTP_PORT,
+      domain: config.MAIL_DOMAIN,
+      maxBytes: config.SMTP_MAX_MESSAGE_BYTES,
+      maxRecipients: 10,
+      maxClients: 100,
+      intake: mailbox,
+      log,
+    });
+    cleanup.defer(() => smtp.close());
     const health = startHealthMonitor({
       probes: {
         database: () => sql`select 1`.execute(db),
@@ -238,11 +295,12 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     });
     cleanup.defer(() => health.stop());
     await health.check();
-    log.info({ grpcPort, metricsPort: metricsServer.port }, "sessions service ready");
+    log.info({ grpcPort, metricsPort: metricsServer.port, smtpPort: smtp.port }, "sessions service ready");
 
     return {
       grpcPort,
       metricsPort: metricsServer.port,
+      smtpPort: smtp.port,
       async rebuildReadModels() {
         for (const runner of readModelRunners) {
           await runner.rebuild();

@@ -37,6 +37,8 @@ export async function startHarness(env: Record<string, string> = {}, deps: Sessi
     NAMESPACE: infra.namespace,
     GRPC_PORT: "0",
     METRICS_PORT: "0",
+    SMTP_PORT: "0",
+    MAIL_DOMAIN: "mail.test",
     LOG_LEVEL: "silent",
     PUBLIC_URL: "http://bas.test/",
     SECRETS_KEY: randomBytes(32).toString("hex"),

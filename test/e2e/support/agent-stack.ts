@@ -34,6 +34,8 @@ export interface AgentStack {
   runner: RunnerService;
   /** The gRPC addresses of the gateway (ProjectAdmin), the runner and billing, as `npm start` publishes them. */
   grpc: { GATEWAY_ADDR: string; SESSIONS_ADDR: string; RUNNER_ADDR: string; BILLING_ADDR: string };
+  /** The sessions service's SMTP receiver (temporary mailboxes), and the domain of its addresses. */
+  smtp: { host: string; port: number; domain: string };
   /** The gateway's base URL and the bootstrap key, for calls `request` cannot make (headers of their own). */
   baseUrl: string;
   apiKey: string;
@@ -77,8 +79,12 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
     // The gateway's port is known before anything starts: the sessions service puts it in every liveUrl.
     const gatewayPort = await freePort();
     const publicUrl = `http://127.0.0.1:${gatewayPort}`;
+    // Known before start, like the gateway's: a sessions process the test restarts keeps it.
+    const smtp = { host: "127.0.0.1", port: await freePort(), domain: "mail.test" };
     const sessionsEnv = {
       ...common,
+      SMTP_PORT: String(smtp.port),
+      MAIL_DOMAIN: smtp.domain,
       PUBLIC_URL: publicUrl,
       SECRETS_KEY: randomBytes(32).toString("hex"),
       BILLING_ADDR: `127.0.0.1:${billing.grpcPort}`,
@@ -171,6 +177,7 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
       infra,
       sites,
       llm,
+      smtp,
       baseUrl: base,
       apiKey,
       browserPool,

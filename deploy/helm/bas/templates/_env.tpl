@@ -28,6 +28,15 @@ test/deploy/helm-chart.test.ts checks each name against the service's config sch
 # Base of the session live view links (<PUBLIC_URL>/live/sessions/...), served by the gateway.
 - name: PUBLIC_URL
   value: {{ include "bas.publicUrl" . | quote }}
+# The temporary mailboxes' SMTP receiver (docs/mailbox.md): addresses <random>@MAIL_DOMAIN, mail in on port smtp.
+- name: SMTP_HOST
+  value: "0.0.0.0"
+- name: SMTP_PORT
+  value: "2525"
+- name: MAIL_DOMAIN
+  value: {{ .Values.mailbox.domain | default (include "bas.host" .) | quote }}
+- name: SMTP_MAX_MESSAGE_BYTES
+  value: {{ int .Values.mailbox.maxMessageBytes | quote }}
 {{ include "bas.secretEnv" (dict "root" . "name" "SECRETS_KEY") }}
 {{- end }}
 

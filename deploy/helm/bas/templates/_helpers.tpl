@@ -42,11 +42,12 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/*
 The five services: where their values live and their fixed ports (each service's config default, so a pod started
-by hand with no variables listens where the chart expects). The metrics ports are METRICS_PORT's defaults.
+by hand with no variables listens where the chart expects). The metrics ports are METRICS_PORT's defaults; sessions'
+smtpPort is SMTP_PORT's (the temporary mailboxes' SMTP receiver, docs/mailbox.md).
 */}}
 {{- define "bas.components" -}}
 gateway: { values: gateway, grpcPort: 50050, metricsPort: 9460, httpPort: 8080 }
-sessions: { values: sessions, grpcPort: 50051, metricsPort: 9461 }
+sessions: { values: sessions, grpcPort: 50051, metricsPort: 9461, smtpPort: 2525 }
 browser-pool: { values: browserPool, grpcPort: 50052, metricsPort: 9462, cdpPort: 9223 }
 runner: { values: runner, grpcPort: 50053, metricsPort: 9463 }
 billing: { values: billing, grpcPort: 50054, metricsPort: 9464 }

@@ -76,7 +76,15 @@ export interface TaskAssignment {
     | JudgeSettings
     | undefined;
   /** The task's own model parameters (a v4 run's); its thinking_level wins over the session's. */
-  modelParams?: ModelParams | undefined;
+  modelParams?:
+    | ModelParams
+    | undefined;
+  /** The workspace attached to the session or run: the agent gets file tools confined to it. */
+  workspaceId?:
+    | string
+    | undefined;
+  /** The session's temporary mailbox address (the mailbox option): the agent gets mail tools for it. */
+  inboxEmail?: string | undefined;
 }
 
 export interface TaskAssignment_SecretDomainsEntry {
@@ -257,6 +265,8 @@ function createBaseTaskAssignment(): TaskAssignment {
     secretDomains: {},
     judge: undefined,
     modelParams: undefined,
+    workspaceId: undefined,
+    inboxEmail: undefined,
   };
 }
 
@@ -318,6 +328,12 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
     }
     if (message.modelParams !== undefined) {
       ModelParams.encode(message.modelParams, writer.uint32(154).fork()).join();
+    }
+    if (message.workspaceId !== undefined) {
+      writer.uint32(162).string(message.workspaceId);
+    }
+    if (message.inboxEmail !== undefined) {
+      writer.uint32(170).string(message.inboxEmail);
     }
     return writer;
   },
@@ -490,6 +506,22 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
             message.modelParams = ModelParams.decode(reader, reader.uint32());
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.workspaceId = reader.string();
+            continue;
+          }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.inboxEmail = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -601,6 +633,16 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
         : isSet(object.model_params)
         ? ModelParams.fromJSON(object.model_params)
         : undefined,
+      workspaceId: isSet(object.workspaceId)
+        ? globalThis.String(object.workspaceId)
+        : isSet(object.workspace_id)
+        ? globalThis.String(object.workspace_id)
+        : undefined,
+      inboxEmail: isSet(object.inboxEmail)
+        ? globalThis.String(object.inboxEmail)
+        : isSet(object.inbox_email)
+        ? globalThis.String(object.inbox_email)
+        : undefined,
     };
   },
 
@@ -669,6 +711,12 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
     if (message.modelParams !== undefined) {
       obj.modelParams = ModelParams.toJSON(message.modelParams);
     }
+    if (message.workspaceId !== undefined) {
+      obj.workspaceId = message.workspaceId;
+    }
+    if (message.inboxEmail !== undefined) {
+      obj.inboxEmail = message.inboxEmail;
+    }
     return obj;
   },
 
@@ -708,6 +756,8 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
     message.modelParams = (object.modelParams !== undefined && object.modelParams !== null)
       ? ModelParams.fromPartial(object.modelParams)
       : undefined;
+    message.workspaceId = object.workspaceId ?? undefined;
+    message.inboxEmail = object.inboxEmail ?? undefined;
     return message;
   },
 };

@@ -385,7 +385,11 @@ export interface SessionCreated {
     | string
     | undefined;
   /** The API the session was made through: "v3", or "v4" (a conversation of runs). Absent = "v3". */
-  api?: string | undefined;
+  api?:
+    | string
+    | undefined;
+  /** The session's temporary mailbox address (set when inbox is on): mail to it is recorded as MailReceived. */
+  inboxEmail?: string | undefined;
 }
 
 /** A task was given to the session (its first, or a follow-up). */
@@ -574,6 +578,31 @@ export interface SessionReopened {
 /** The caller took back a message that was still pending. */
 export interface QueuedMessageCancelled {
   messageId: number;
+}
+
+/**
+ * A mail reached the session's temporary mailbox (accepted over SMTP; recorded before the 250). Bounded: `text` is
+ * cut to a size limit (`text_truncated` says so) and at most a fixed number of links is kept.
+ */
+export interface MailReceived {
+  /** Chosen by the sessions service; GetMail (mailbox.proto) takes it. */
+  mailId: string;
+  /** The From header as written (name and address), else the envelope sender. */
+  from: string;
+  /** The session's address the mail was delivered to (the envelope recipient). */
+  to: string;
+  subject: string;
+  /** The Date header (ISO-8601), when the mail had a valid one. */
+  date?:
+    | string
+    | undefined;
+  /** The text part, or the text of the HTML part when there is no text part. */
+  text: string;
+  textTruncated: boolean;
+  /** The http(s) links in the mail (HTML hrefs first, then URLs in the text), deduplicated, in order. */
+  links: string[];
+  /** The size of the message as received, in bytes. */
+  sizeBytes: number;
 }
 
 function createBaseGetLiveViewRequest(): GetLiveViewRequest {
@@ -5503,6 +5532,7 @@ function createBaseSessionCreated(): SessionCreated {
     idempotencyKey: undefined,
     preparationId: undefined,
     api: undefined,
+    inboxEmail: undefined,
   };
 }
 
@@ -5564,6 +5594,9 @@ export const SessionCreated: MessageFns<SessionCreated> = {
     }
     if (message.api !== undefined) {
       writer.uint32(154).string(message.api);
+    }
+    if (message.inboxEmail !== undefined) {
+      writer.uint32(162).string(message.inboxEmail);
     }
     return writer;
   },
@@ -5733,6 +5766,14 @@ export const SessionCreated: MessageFns<SessionCreated> = {
             message.api = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.inboxEmail = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5826,6 +5867,11 @@ export const SessionCreated: MessageFns<SessionCreated> = {
         ? globalThis.String(object.preparation_id)
         : undefined,
       api: isSet(object.api) ? globalThis.String(object.api) : undefined,
+      inboxEmail: isSet(object.inboxEmail)
+        ? globalThis.String(object.inboxEmail)
+        : isSet(object.inbox_email)
+        ? globalThis.String(object.inbox_email)
+        : undefined,
     };
   },
 
@@ -5888,6 +5934,9 @@ export const SessionCreated: MessageFns<SessionCreated> = {
     if (message.api !== undefined) {
       obj.api = message.api;
     }
+    if (message.inboxEmail !== undefined) {
+      obj.inboxEmail = message.inboxEmail;
+    }
     return obj;
   },
 
@@ -5915,6 +5964,7 @@ export const SessionCreated: MessageFns<SessionCreated> = {
     message.idempotencyKey = object.idempotencyKey ?? undefined;
     message.preparationId = object.preparationId ?? undefined;
     message.api = object.api ?? undefined;
+    message.inboxEmail = object.inboxEmail ?? undefined;
     return message;
   },
 };
@@ -8219,6 +8269,225 @@ export const QueuedMessageCancelled: MessageFns<QueuedMessageCancelled> = {
   fromPartial<I extends Exact<DeepPartial<QueuedMessageCancelled>, I>>(object: I): QueuedMessageCancelled {
     const message = createBaseQueuedMessageCancelled();
     message.messageId = object.messageId ?? 0;
+    return message;
+  },
+};
+
+function createBaseMailReceived(): MailReceived {
+  return {
+    mailId: "",
+    from: "",
+    to: "",
+    subject: "",
+    date: undefined,
+    text: "",
+    textTruncated: false,
+    links: [],
+    sizeBytes: 0,
+  };
+}
+
+export const MailReceived: MessageFns<MailReceived> = {
+  encode(message: MailReceived, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.mailId !== "") {
+      writer.uint32(10).string(message.mailId);
+    }
+    if (message.from !== "") {
+      writer.uint32(18).string(message.from);
+    }
+    if (message.to !== "") {
+      writer.uint32(26).string(message.to);
+    }
+    if (message.subject !== "") {
+      writer.uint32(34).string(message.subject);
+    }
+    if (message.date !== undefined) {
+      writer.uint32(42).string(message.date);
+    }
+    if (message.text !== "") {
+      writer.uint32(50).string(message.text);
+    }
+    if (message.textTruncated !== false) {
+      writer.uint32(56).bool(message.textTruncated);
+    }
+    for (const v of message.links) {
+      writer.uint32(66).string(v!);
+    }
+    if (message.sizeBytes !== 0) {
+      writer.uint32(72).int32(message.sizeBytes);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MailReceived {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMailReceived();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.mailId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.from = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.to = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.subject = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.date = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.textTruncated = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.links.push(reader.string());
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.sizeBytes = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MailReceived {
+    return {
+      mailId: isSet(object.mailId)
+        ? globalThis.String(object.mailId)
+        : isSet(object.mail_id)
+        ? globalThis.String(object.mail_id)
+        : "",
+      from: isSet(object.from) ? globalThis.String(object.from) : "",
+      to: isSet(object.to) ? globalThis.String(object.to) : "",
+      subject: isSet(object.subject) ? globalThis.String(object.subject) : "",
+      date: isSet(object.date) ? globalThis.String(object.date) : undefined,
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      textTruncated: isSet(object.textTruncated)
+        ? globalThis.Boolean(object.textTruncated)
+        : isSet(object.text_truncated)
+        ? globalThis.Boolean(object.text_truncated)
+        : false,
+      links: globalThis.Array.isArray(object?.links) ? object.links.map((e: any) => globalThis.String(e)) : [],
+      sizeBytes: isSet(object.sizeBytes)
+        ? globalThis.Number(object.sizeBytes)
+        : isSet(object.size_bytes)
+        ? globalThis.Number(object.size_bytes)
+        : 0,
+    };
+  },
+
+  toJSON(message: MailReceived): unknown {
+    const obj: any = {};
+    if (message.mailId !== "") {
+      obj.mailId = message.mailId;
+    }
+    if (message.from !== "") {
+      obj.from = message.from;
+    }
+    if (message.to !== "") {
+      obj.to = message.to;
+    }
+    if (message.subject !== "") {
+      obj.subject = message.subject;
+    }
+    if (message.date !== undefined) {
+      obj.date = message.date;
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.textTruncated !== false) {
+      obj.textTruncated = message.textTruncated;
+    }
+    if (message.links?.length) {
+      obj.links = message.links;
+    }
+    if (message.sizeBytes !== 0) {
+      obj.sizeBytes = Math.round(message.sizeBytes);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MailReceived>, I>>(base?: I): MailReceived {
+    return MailReceived.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MailReceived>, I>>(object: I): MailReceived {
+    const message = createBaseMailReceived();
+    message.mailId = object.mailId ?? "";
+    message.from = object.from ?? "";
+    message.to = object.to ?? "";
+    message.subject = object.subject ?? "";
+    message.date = object.date ?? undefined;
+    message.text = object.text ?? "";
+    message.textTruncated = object.textTruncated ?? false;
+    message.links = object.links?.map((e) => e) || [];
+    message.sizeBytes = object.sizeBytes ?? 0;
     return message;
   },
 };

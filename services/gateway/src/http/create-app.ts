@@ -76,10 +76,12 @@ export function createHttpApp(routes: readonly AnyRoute[], deps: GatewayDeps, op
         project = await authenticateRequest(ctx.get(API_KEY_HEADER), options.authenticator);
         await options.rateLimit.admit(project.projectId);
       }
-      const body = schemas.body ? await readBody(ctx) : await discardBody(ctx);
+      let body: unknown;
+      if (schemas.body) body = await readBody(ctx);
+      else if (!route.rawBody) await discardBody(ctx);
       const valid = validateRequest(schemas, { params: ctx.params, query: ctx.query, body });
       const result = await route.handler(
-        { ...valid, project, headers: ctx.headers, signal: abortOnDisconnect(ctx) },
+        { ...valid, project, headers: ctx.headers, stream: ctx.req, signal: abortOnDisconnect(ctx) },
         deps,
       );
       write(ctx, result);

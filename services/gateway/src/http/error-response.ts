@@ -38,6 +38,8 @@ function byKind(
       return detail(402, "Insufficient credits");
     case "bad_request":
       return detail(400, clip(message, "Bad request"));
+    case "quota_exceeded":
+      return detail(413, clip(message, "Storage quota exceeded"));
     case "invalid_argument":
       return {
         status: 422,

@@ -1,6 +1,6 @@
-import type { BlobStore, BlobUrlSigner } from "@bas/blobs";
+import type { BlobStore, BlobUrlSigner, UploadUrlSigner } from "@bas/blobs";
 import type { ModelCatalog } from "@bas/models";
-import type { billing, browserPool, runs, sessions, webhooks } from "@bas/proto";
+import type { billing, browserPool, runs, sessions, webhooks, workspaces } from "@bas/proto";
 import type { Logger, PromiseClient } from "@bas/service-kit";
 import type { BrowserCapacityCheck } from "../app/browser-capacity-check";
 import type { CreditCheck } from "../app/credit-check";
@@ -19,6 +19,7 @@ export interface GatewayDeps {
   sessions: PromiseClient<InstanceType<typeof sessions.SessionsClient>>;
   runs: PromiseClient<InstanceType<typeof runs.RunsClient>>;
   webhooks: PromiseClient<InstanceType<typeof webhooks.WebhooksClient>>;
+  workspaces: PromiseClient<InstanceType<typeof workspaces.WorkspacesClient>>;
   /** Wakes event streams (SSE) when the sessions service committed news of a session. */
   changeNotices: ChangeNotices;
   browserPool: PromiseClient<InstanceType<typeof browserPool.BrowserPoolClient>>;
@@ -36,6 +37,8 @@ export interface GatewayDeps {
   runStatusCache: ReadCache<string>;
   blobs: BlobStore;
   urls: BlobUrlSigner;
+  /** Presigned PUT URLs of workspace uploads. */
+  uploads: UploadUrlSigner;
   models: ModelCatalog;
   /** The gateway's public base URL (no trailing slash). */
   publicUrl: string;

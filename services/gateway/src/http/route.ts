@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
+import type { Readable } from "node:stream";
 import type { z } from "zod";
 import type { GatewayDeps } from "./gateway-deps";
 
@@ -33,6 +34,8 @@ export interface RouteRequest<R extends RequestSchemas, A extends RouteAuth> {
   body: Out<R["body"]>;
   project: A extends "api-key" ? AuthenticatedProject : undefined;
   headers: IncomingHttpHeaders;
+  /** The raw request body, unread: only for a route with `rawBody` (an upload). */
+  stream: Readable;
   /** Aborted when the client goes away; pass it to gRPC calls. */
   signal: AbortSignal;
 }
@@ -67,6 +70,8 @@ export interface Route<R extends RequestSchemas = RequestSchemas, A extends Rout
   request?: R | ((deps: GatewayDeps) => R);
   /** Success responses; may depend on configuration like `request`. */
   responses: Record<number, ResponseSpec> | ((deps: GatewayDeps) => Record<number, ResponseSpec>);
+  /** The handler reads the body itself from `stream` (an upload of any content type), unparsed. */
+  rawBody?: boolean;
   /** Error statuses this route can answer besides 401/422/500 (documented with the `{"detail"}` shape). */
   errors?: number[];
   handler(request: RouteRequest<R, A>, deps: GatewayDeps): Promise<RouteResult>;

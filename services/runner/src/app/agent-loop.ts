@@ -5,7 +5,7 @@ import { type PageSnapshot, renderSnapshot } from "../domain/page-state";
 import { stepMessages } from "../domain/prompt";
 import { summarizeStep } from "../domain/step-summary";
 import { type AgentStart, FRESH_START, NEW_BROWSER_NOTE, newBrowserNotice } from "../domain/resume-plan";
-import type { AgentDeps, AgentOptions, AgentOutcome, AgentTask } from "./agent-types";
+import { type AgentDeps, type AgentOptions, type AgentOutcome, type AgentTask, toolAccess } from "./agent-types";
 import { BrowserGoneError } from "./browser-errors";
 import type { BrowserDriver, TraceEntry } from "./browser-driver";
 import { BudgetExceededError, type ChatResult } from "./ports";
@@ -36,7 +36,7 @@ export async function runAgent(
 ): Promise<AgentOutcome> {
   const { model, redact, signal, options } = deps;
   let browser = deps.browser;
-  const tools = toolDefinitions(task.mode);
+  const tools = toolDefinitions(task.mode, toolAccess(deps));
   const records: StepRecord[] = start.memories.map((m) => m.record);
   const trace: TraceEntry[] = start.memories.flatMap((m) => m.trace);
   let notes: string[] = [...start.notes];
@@ -95,6 +95,8 @@ export async function runAgent(
             secretKeys: task.secretKeys,
             secretDomains: task.secretDomains,
             allowedDomains: task.allowedDomains,
+            workspace: !!deps.workspace,
+            ...(deps.mailbox && task.inboxEmail ? { inboxEmail: task.inboxEmail } : {}),
             step,
             maxSteps: task.maxSteps,
             history: renderHistory(records, DEFAULT_HISTORY_OPTIONS),

@@ -1,11 +1,11 @@
-import type { OutputMode } from "../domain/actions";
+import type { OutputMode, ToolAccess } from "../domain/actions";
 import type { StepRecord } from "../domain/history";
 import type { EarlierTurn } from "../domain/prompt";
 import type { Redactor, SecretDomains } from "../domain/secrets";
 import type { PendingStep, StepMemory, StepMessage } from "../domain/step-memory";
 import type { BrowserDriver } from "./browser-driver";
 import type { FinishDeps } from "./finish-task";
-import type { ModelCaller, RunnerMetrics } from "./ports";
+import type { MailboxTools, ModelCaller, RunnerMetrics, WorkspaceTools } from "./ports";
 
 export interface AgentTask {
   task: string;
@@ -17,12 +17,19 @@ export interface AgentTask {
   secretDomains: SecretDomains;
   /** The only hosts the browser may reach (its proxy refuses others); absent or empty = no limit. */
   allowedDomains?: readonly string[];
+  /** The session's temporary mailbox address (with `AgentDeps.mailbox`): the model is told it. */
+  inboxEmail?: string;
   maxSteps: number;
   /** Send a screenshot with each step (the model takes images). */
   vision: boolean;
 }
 
 export type { StepMessage };
+
+/** The tools a task has besides the browser's, from what its deps provide. */
+export function toolAccess(deps: Pick<AgentDeps, "workspace" | "mailbox">): ToolAccess {
+  return { workspace: !!deps.workspace, mailbox: !!deps.mailbox };
+}
 
 /** What the agent reports of a step; the worker adds which browser it ran in. */
 export interface RecordedStep {
@@ -74,6 +81,10 @@ export interface AgentDeps extends FinishDeps {
   signal: AbortSignal;
   now(): Date;
   options: AgentOptions;
+  /** The task's workspace: offered to the model as file tools. */
+  workspace?: WorkspaceTools;
+  /** The session's temporary mailbox: offered to the model as mail tools. */
+  mailbox?: MailboxTools;
   /** Counts each step's duration; absent where the loop runs on its own (its tests). */
   metrics?: Pick<RunnerMetrics, "stepTaken">;
 }

@@ -1,4 +1,4 @@
-import type { Action } from "../domain/actions";
+import type { BrowserAction } from "../domain/actions";
 import type { PageSnapshot } from "../domain/page-state";
 import type { TraceEntry } from "../domain/replay-script";
 import type { SecretDomains } from "../domain/secrets";
@@ -25,13 +25,25 @@ export interface ActResult {
   trace?: TraceEntry;
 }
 
+/** A file for a page's file input. */
+export interface InputFile {
+  name: string;
+  contentType: string;
+  data: Uint8Array;
+}
+
 /** The browser as the agent loop uses it; implemented over CDP with puppeteer-core. */
 export interface BrowserDriver {
   observe(options: { maxChars: number; screenshot: boolean }): Promise<PageSnapshot>;
   /** Runs an action. Failures the model can fix are thrown as `ActionError`s with a message for it. */
-  act(action: Exclude<Action, { name: "done" | "extract" }>, options: ActOptions): Promise<ActResult>;
+  act(action: Exclude<BrowserAction, { name: "extract" }>, options: ActOptions): Promise<ActResult>;
   /** A JPEG of the current tab's viewport; undefined when the page cannot be captured. */
   screenshot(): Promise<Uint8Array | undefined>;
+  /**
+   * Puts a file into the file input with this index of the current page, as if the user picked it (the page sees
+   * `change`). Returns what happened, for the model; an element that is not a file input is an ActionError.
+   */
+  setInputFile(index: number, file: InputFile): Promise<string>;
   /** The whole current page as text, for `extract`. */
   pageContent(maxChars: number): Promise<{ url: string; text: string }>;
   /** False once the connection to the browser is lost. */

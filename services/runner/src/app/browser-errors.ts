@@ -3,7 +3,15 @@ export class BrowserGoneError extends Error {
   override name = "BrowserGoneError";
 }
 
-/** Errors whose message is written for the model (ActionError from the CDP driver). */
+/** A file or mail tool could not do what the model asked; its message is for the model (as an ActionError's). */
+export class ToolError extends Error {
+  override name = "ActionError";
+}
+
+/**
+ * Errors whose message is written for the model: ActionError from the CDP driver, and from the file and mail tools
+ * (which name their errors so too).
+ */
 export function isModelFacing(err: unknown): err is Error {
   return err instanceof Error && err.name === "ActionError";
 }

@@ -1,3 +1,6 @@
+import type { FileAction } from "../domain/file-actions";
+import type { MailAction } from "../domain/mail-actions";
+import type { BrowserDriver } from "./browser-driver";
 import type { ToolDefinition } from "../domain/actions";
 import type { ChatMessage } from "../domain/prompt";
 
@@ -23,6 +26,16 @@ export interface ChatRequest {
   messages: ChatMessage[];
   tools?: ToolDefinition[];
   signal?: AbortSignal;
+}
+
+/** The file tools of a task with a workspace; results and thrown ToolErrors are written for the model. */
+export interface WorkspaceTools {
+  run(action: FileAction, browser: BrowserDriver, signal: AbortSignal): Promise<string>;
+}
+
+/** The mail tools of a session with a temporary mailbox; results and thrown ToolErrors are written for the model. */
+export interface MailboxTools {
+  run(action: MailAction, signal: AbortSignal): Promise<string>;
 }
 
 /** One model call as the agent sees it: the budget is checked and usage recorded around it. */

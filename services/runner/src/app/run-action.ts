@@ -1,12 +1,14 @@
 import { inSpan } from "@bas/service-kit/tracing";
 import type { Action } from "../domain/actions";
+import { isFileAction } from "../domain/file-actions";
+import { isMailAction } from "../domain/mail-actions";
 import type { ActionOutcome } from "../domain/history";
 import { extractMessages } from "../domain/prompt";
 import type { Redactor, SecretDomains } from "../domain/secrets";
 import { secretKeysIn } from "../domain/secrets";
 import type { BrowserDriver, TraceEntry } from "./browser-driver";
-import { BrowserGoneError, isModelFacing } from "./browser-errors";
-import { BudgetExceededError, type ModelCaller, ModelError } from "./ports";
+import { BrowserGoneError, isModelFacing, ToolError } from "./browser-errors";
+import { BudgetExceededError, type MailboxTools, type ModelCaller, ModelError, type WorkspaceTools } from "./ports";
 
 export interface RunActionDeps {
   browser: BrowserDriver;
@@ -20,6 +22,10 @@ export interface RunActionDeps {
   /** The browser's allowedDomains, to name why a navigation failed. */
   allowedDomains?: readonly string[];
   extractMaxChars: number;
+  /** The task's workspace (file tools), when it has one. */
+  workspace?: WorkspaceTools;
+  /** The session's temporary mailbox (mail tools), when it has one. */
+  mailbox?: MailboxTools;
 }
 
 type ActionResult = ActionOutcome & { pageChanged: boolean };
@@ -59,6 +65,15 @@ async function act(
       const answer = redact(reply.content?.trim() || "(the model gave no answer)");
       return { call, summary, result: answer, error: false, memory: true, pageChanged: false };
     }
+    if (isFileAction(action) || isMailAction(action)) {
+      const result = isFileAction(action)
+        ? await required(deps.workspace, "workspace").run(action, browser, deps.signal)
+        : await required(deps.mailbox, "mailbox").run(action, deps.signal);
+      // What the agent read (a file, a mail's code or link) is needed steps later: kept in the history like an
+      // extract's answer.
+      const memory = action.name === "read_file" || action.name === "read_email" || action.name === "wait_for_email";
+      return { call, summary, result: redact(result), error: false, ...(memory ? { memory } : {}), pageChanged: false };
+    }
     const needsSecrets = action.name === "input_text" && secretKeysIn(action.text).length > 0;
     const result = await browser.act(action, {
       secrets: needsSecrets ? await deps.secrets() : {},
@@ -83,4 +98,9 @@ async function act(
       pageChanged: false,
     };
   }
+}
+
+function required<T>(port: T | undefined, what: string): T {
+  if (!port) throw new ToolError(`This task has no ${what}.`);
+  return port;
 }

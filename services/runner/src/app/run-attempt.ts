@@ -62,6 +62,8 @@ export async function runAttempt(
     await reportStep(a, t.attempt, { ...step, memory }, deps.reports, screenshotRef);
   };
 
+  const workspace = deps.workspaceTools?.(a);
+  const mailbox = deps.mailboxTools?.(a);
   const outcome = await runAgent(
     {
       task: a.task,
@@ -70,6 +72,7 @@ export async function runAttempt(
       secretKeys: a.sensitiveDataKeys,
       secretDomains: Object.fromEntries(Object.entries(a.secretDomains ?? {}).map(([k, v]) => [k, v.domains])),
       allowedDomains: a.browser?.allowedDomains ?? [],
+      ...(a.inboxEmail ? { inboxEmail: a.inboxEmail } : {}),
       maxSteps: deps.maxSteps,
       vision: route.vision,
     },
@@ -99,6 +102,8 @@ export async function runAttempt(
       ...(deps.runScript ? { runScript: (code, env) => deps.runScript!(code, env, held.browser.acquired.cdpUrl) } : {}),
       options: deps.agent,
       metrics: deps.metrics,
+      ...(workspace ? { workspace } : {}),
+      ...(mailbox ? { mailbox } : {}),
     },
     start,
   );

@@ -3,7 +3,7 @@ import type { StepRecord } from "../domain/history";
 import type { PageSnapshot } from "../domain/page-state";
 import { UNKNOWN_OUTCOME } from "../domain/step-memory";
 import { summarizeAction, summarizeStep } from "../domain/step-summary";
-import type { AgentDeps, AgentTask, PlannedStep, StepMessage } from "./agent-types";
+import { type AgentDeps, type AgentTask, type PlannedStep, type StepMessage, toolAccess } from "./agent-types";
 import { BrowserGoneError } from "./browser-errors";
 import type { TraceEntry } from "./browser-driver";
 import { finishTask } from "./finish-task";
@@ -62,7 +62,7 @@ function planCalls(reply: ChatResult, ctx: ToolCallContext): PlannedCall[] {
   const planned: PlannedCall[] = [];
   for (const call of reply.toolCalls) {
     const compact = redact(`${call.name} ${call.arguments.replace(/\s+/g, " ").trim()}`);
-    const parsed = parseToolCall(call.name, call.arguments, ctx.task.mode);
+    const parsed = parseToolCall(call.name, call.arguments, ctx.task.mode, toolAccess(ctx.deps));
     if (!parsed.ok) {
       planned.push({ ok: false, compact, summary: `Invalid action ${call.name}`.slice(0, 80), error: parsed.error });
       break;
@@ -161,6 +161,8 @@ export async function runToolCalls(reply: ChatResult, ctx: ToolCallContext): Pro
         secretDomains: task.secretDomains,
         allowedDomains: task.allowedDomains,
         extractMaxChars: deps.options.extractMaxChars,
+        workspace: deps.workspace,
+        mailbox: deps.mailbox,
       });
     } catch (err) {
       if (!(err instanceof BrowserGoneError)) throw err;

@@ -17,7 +17,15 @@ import { acquireSandbox, type Held, letGo } from "./attempt-sandbox";
 import type { BrowserDriver } from "./browser-driver";
 import type { ScriptRun } from "./finish-task";
 import type { BudgetVerdict } from "./model-caller";
-import type { ChatRequest, ChatResult, OutagePolicy, RunnerMetrics, TokenUsage } from "./ports";
+import type {
+  ChatRequest,
+  ChatResult,
+  MailboxTools,
+  OutagePolicy,
+  RunnerMetrics,
+  TokenUsage,
+  WorkspaceTools,
+} from "./ports";
 import { runAttempt, startTask } from "./run-attempt";
 
 export type { InterruptReason, TaskDisposition, TaskReports, UsageFact };
@@ -53,6 +61,10 @@ export interface TaskWorkerDeps {
   checkBudget?(a: runner.TaskAssignment, estimate: TokenUsage): Promise<BudgetVerdict>;
   publishUsage(a: runner.TaskAssignment, usage: UsageFact): Promise<void>;
   storeScreenshot?(ref: string, jpeg: Uint8Array): Promise<string>;
+  /** The file tools of the task's workspace; undefined when the assignment names none. */
+  workspaceTools?(a: runner.TaskAssignment): WorkspaceTools | undefined;
+  /** The mail tools of the session's temporary mailbox; undefined when the assignment names none. */
+  mailboxTools?(a: runner.TaskAssignment): MailboxTools | undefined;
   /** Runs a code-mode script sandboxed, with the task's browser (its CDP URL) as the one thing it can reach. */
   runScript?(code: string, env: Record<string, string>, browserWsEndpoint: string): Promise<ScriptRun>;
   log: { info(o: object, msg: string): void; warn(o: object, msg: string): void; error(o: object, msg: string): void };

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { type FileAction, fileActionSchemas } from "./file-actions";
+import { type MailAction, mailActionSchemas } from "./mail-actions";
 
 /** What the model can do in one step. One tool per action; `done` ends the task. */
 const index = z.number().int().min(1).describe("The [index] of an element in the current page content");
@@ -55,6 +57,8 @@ export type Action =
   | { name: "close_tab"; tabId: number }
   | { name: "extract"; question: string }
   | { name: "wait"; seconds: number }
+  | FileAction
+  | MailAction
   | DoneAction;
 
 export interface DoneAction {
@@ -68,7 +72,27 @@ export interface DoneAction {
   code?: string;
 }
 
+/** An action the browser runs (the file and mail tools are run by their own ports). */
+export type BrowserAction = Exclude<Action, DoneAction | FileAction | MailAction>;
+
 export type ActionOf<N extends Action["name"]> = Extract<Action, { name: N }>;
+
+/** What the task has besides its browser; each adds its own tools. */
+export interface ToolAccess {
+  /** A workspace is attached: file tools. */
+  workspace?: boolean;
+  /** The session has a temporary mailbox: mail tools. */
+  mailbox?: boolean;
+}
+
+/** The non-final tools of a task with this access, by name. */
+function schemasFor(access: ToolAccess): Record<string, z.ZodType> {
+  return {
+    ...actionSchemas,
+    ...(access.workspace ? fileActionSchemas : {}),
+    ...(access.mailbox ? mailActionSchemas : {}),
+  };
+}
 
 /** How the task wants its final answer; decides the shape of the `done` tool. */
 export interface OutputMode {
@@ -116,8 +140,8 @@ function doneParameters(mode: OutputMode): Record<string, unknown> {
 }
 
 /** The tools offered to the model for the task's output mode. */
-export function toolDefinitions(mode: OutputMode): ToolDefinition[] {
-  const tools: ToolDefinition[] = Object.entries(actionSchemas).map(([name, schema]) => ({
+export function toolDefinitions(mode: OutputMode, access: ToolAccess = {}): ToolDefinition[] {
+  const tools: ToolDefinition[] = Object.entries(schemasFor(access)).map(([name, schema]) => ({
     type: "function",
     function: { name, description: schema.description ?? name, parameters: jsonSchemaOf(schema) },
   }));
@@ -146,12 +170,18 @@ function describeIssues(error: z.ZodError): string {
 }
 
 /** Turns one tool call of the model into an action, or an error message the model can act on. */
-export function parseToolCall(name: string, rawArguments: string, mode: OutputMode): ParsedToolCall {
-  const known = name === "done" || Object.hasOwn(actionSchemas, name);
+export function parseToolCall(
+  name: string,
+  rawArguments: string,
+  mode: OutputMode,
+  access: ToolAccess = {},
+): ParsedToolCall {
+  const schemas = schemasFor(access);
+  const known = name === "done" || Object.hasOwn(schemas, name);
   if (!known) {
     return {
       ok: false,
-      error: `Unknown action "${name}". Use one of: ${[...Object.keys(actionSchemas), "done"].join(", ")}.`,
+      error: `Unknown action "${name}". Use one of: ${[...Object.keys(schemas), "done"].join(", ")}.`,
     };
   }
   let args: unknown;
@@ -185,13 +215,13 @@ export function parseToolCall(name: string, rawArguments: string, mode: OutputMo
       },
     };
   }
-  const schema = actionSchemas[name as keyof typeof actionSchemas] as z.ZodType;
-  const parsed = schema.safeParse(args);
+  const parsed = schemas[name].safeParse(args);
   if (!parsed.success) return { ok: false, error: `Invalid arguments for ${name}: ${describeIssues(parsed.error)}.` };
-  return { ok: true, action: normalize(name as keyof typeof actionSchemas, parsed.data as Record<string, any>) };
+  return { ok: true, action: normalize(name, parsed.data as Record<string, any>) };
 }
 
-function normalize(name: keyof typeof actionSchemas, a: Record<string, any>): Action {
+/** The action of parsed arguments; tools whose arguments are the action's fields as they are need no case here. */
+function normalize(name: string, a: Record<string, any>): Action {
   switch (name) {
     case "input_text":
       return { name, index: a.index, text: a.text, clear: a.clear ?? true };

@@ -25,6 +25,9 @@ export interface HistoryOptions {
   maxChars: number;
 }
 
+/** How much of a memory result (extracted content, a file read) the history keeps for recent steps. */
+export const MEMORY_RESULT_CHARS = 4_000;
+
 export const DEFAULT_HISTORY_OPTIONS: HistoryOptions = { recentSteps: 6, maxChars: 16_000 };
 
 function fullStep(r: StepRecord): string {
@@ -32,7 +35,7 @@ function fullStep(r: StepRecord): string {
   if (r.thought) lines.push(`  Thought: ${clip(r.thought, 600)}`);
   for (const a of r.actions) {
     lines.push(`  Action: ${clip(a.call, 400)}`);
-    lines.push(`  ${a.error ? "Error" : "Result"}: ${clip(a.result, a.memory ? 4_000 : 1_500)}`);
+    lines.push(`  ${a.error ? "Error" : "Result"}: ${clip(a.result, a.memory ? MEMORY_RESULT_CHARS : 1_500)}`);
   }
   if (r.url) lines.push(`  Page after the step: ${clip(r.url, 200)}`);
   return lines.join("\n");

@@ -39,3 +39,10 @@ test("a browser limited to some domains: the prompt lists them in one line; with
   expect(text({ ...base, earlierTurns: [], allowedDomains: [] })).not.toContain("allowed_domains");
   expect(text({ ...base, earlierTurns: [] })).not.toContain("allowed_domains");
 });
+
+test("a session with a temporary mailbox: the prompt gives its address and the mail tools; without one, nothing", () => {
+  const prompt = text({ ...base, earlierTurns: [], inboxEmail: "abc123@mail.test" });
+  expect(prompt).toContain("<mailbox>\nYou have a temporary email address: abc123@mail.test.");
+  expect(prompt).toContain("wait_for_email");
+  expect(text({ ...base, earlierTurns: [] })).not.toContain("<mailbox>");
+});

@@ -25,6 +25,10 @@ export interface StepPromptInput {
   secretDomains?: Readonly<Record<string, readonly string[]>>;
   /** The only hosts the browser may reach; absent or empty = no limit. */
   allowedDomains?: readonly string[];
+  /** A workspace is attached (the file tools are offered). */
+  workspace?: boolean;
+  /** The session's temporary mailbox address (the mail tools are offered). */
+  inboxEmail?: string;
   step: number;
   maxSteps: number;
   history: string;
@@ -82,6 +86,16 @@ export function stepMessages(input: StepPromptInput): ChatMessage[] {
   if (input.allowedDomains?.length) {
     sections.push(
       `<allowed_domains>\nThe browser can reach only these hosts (a domain includes its subdomains); others are blocked: ${input.allowedDomains.join(", ")}\n</allowed_domains>`,
+    );
+  }
+  if (input.workspace) {
+    sections.push(
+      "<workspace>\nYou have a workspace: files shared with the user that outlive this task. list_files shows them, read_file reads one, write_file saves one (the user gets it), upload_file puts one into a page's file input.\n</workspace>",
+    );
+  }
+  if (input.inboxEmail) {
+    sections.push(
+      `<mailbox>\nYou have a temporary email address: ${input.inboxEmail}. Use it wherever an email address is asked for (sign-ups, verification). Mail sent to it can be read with list_emails and read_email; after asking a site to send mail (a code, a confirmation link), use wait_for_email.\n</mailbox>`,
     );
   }
   if (input.secretKeys.length) {

@@ -1,9 +1,9 @@
-import type { Action } from "./actions";
+import type { BrowserAction } from "./actions";
 import { secretKeysIn } from "./secrets";
 
 /** One executed action as code mode replays it: what was done, where, and on which element. */
 export interface TraceEntry {
-  action: Exclude<Action, { name: "done" | "extract" }>;
+  action: Exclude<BrowserAction, { name: "extract" }>;
   /** URL of the page when the action ran. */
   url: string;
   /** The tab the action ran in (for open_tab: the tab it opened). */

@@ -51,6 +51,20 @@ export function summarizeAction(action: Action, describe: DescribeElement): stri
       return `Reading the page: ${clip(action.question, 80)}`;
     case "wait":
       return `Waiting ${action.seconds} s`;
+    case "list_files":
+      return action.prefix ? `Listing workspace files under ${clip(action.prefix, 60)}` : "Listing workspace files";
+    case "read_file":
+      return `Reading ${clip(action.path, 80)}`;
+    case "write_file":
+      return `${action.append ? "Appending to" : "Writing"} ${clip(action.path, 80)}`;
+    case "upload_file":
+      return `Uploading ${clip(action.path, 60)} into ${element(action.index, describe)}`;
+    case "list_emails":
+      return "Checking the mailbox";
+    case "read_email":
+      return "Reading an email";
+    case "wait_for_email":
+      return "Waiting for an email";
     case "done":
       return action.success ? "Task completed" : "Task ended without success";
   }

@@ -87,6 +87,8 @@ export async function startOutageStack(): Promise<OutageStack> {
     LOG_LEVEL: "info",
     GRPC_PORT: "0",
     METRICS_PORT: "0",
+    // The sessions service's SMTP receiver (temporary mailboxes) takes any free port too.
+    SMTP_PORT: "0",
   };
   const poolEnv = {
     ...common,

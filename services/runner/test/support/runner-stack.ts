@@ -67,6 +67,8 @@ export async function startRunnerStack(options: RunnerStackOptions = {}): Promis
     LOG_LEVEL: "silent",
     GRPC_PORT: "0",
     METRICS_PORT: "0",
+    // The sessions service's SMTP receiver (temporary mailboxes) takes any free port too.
+    SMTP_PORT: "0",
   };
   const sessionsService = await startSessionsService(
     loadSessionsConfig({

@@ -65,6 +65,8 @@ export interface CreateSessionDeps {
   newId: () => string;
   liveLinks: LiveLinks;
   maxActiveSessionsPerProject: number;
+  /** A new, unguessable temporary mailbox address, for a session created with `inbox`. */
+  newInboxAddress: () => string;
 }
 
 async function checkActiveLimit(locked: LockedProject, limit: number) {
@@ -189,7 +191,12 @@ export function createSessionHandler(deps: CreateSessionDeps) {
           sessionId,
           {
             type: "CreateSession",
-            settings: { ...input.settings, liveUrl: deps.liveLinks.urlFor(sessionId) },
+            settings: {
+              ...input.settings,
+              liveUrl: deps.liveLinks.urlFor(sessionId),
+              // Chosen once, here: the address is part of what the session was created with.
+              ...(input.settings.inbox ? { inboxEmail: deps.newInboxAddress() } : {}),
+            },
             options: {
               keepAlive: input.keepAlive || task === null,
               codeMode: input.codeMode,

@@ -41,6 +41,9 @@ function assignment(session: Session, taskId: string, task: Session["task"]): ru
     // A v4 run counts its usage and its cap on a ledger of its own.
     ...(session.api === "v4" && task ? { runId: taskId } : {}),
     ...(session.reopened ? { reopened: true } : {}),
+    ...(s.workspaceId ? { workspaceId: s.workspaceId } : {}),
+    // The agent gets mail tools for the session's temporary mailbox.
+    ...(s.inboxEmail ? { inboxEmail: s.inboxEmail } : {}),
   };
 }
 

@@ -271,3 +271,82 @@ export interface LiveLinks {
   urlFor(sessionId: string): string;
   verify(sessionId: string, token: string): boolean;
 }
+
+/** A workspace: a project's persistent file storage. */
+export interface WorkspaceRecord {
+  id: string;
+  projectId: string;
+  name: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface WorkspaceFileRecord {
+  path: string;
+  size: number;
+  contentType: string;
+  lastModified: Date;
+  blobRef: string;
+}
+
+/** The file to record at a path (its bytes already stored as a blob). */
+export type NewWorkspaceFile = Omit<WorkspaceFileRecord, "lastModified">;
+
+/**
+ * Workspaces and their file catalogues (source data: what callers stored). Each call names the project; another
+ * project's workspace is as absent as a missing one.
+ */
+export interface WorkspaceStore {
+  create(workspace: { id: string; projectId: string; name: string | null }): Promise<WorkspaceRecord>;
+  /** Creates the workspace unless it exists (a deleted one comes back empty). */
+  ensure(workspace: { id: string; projectId: string; name: string | null }): Promise<void>;
+  get(projectId: string, id: string): Promise<WorkspaceRecord | undefined>;
+  /** Newest first. */
+  list(projectId: string, offset: number, limit: number): Promise<{ items: WorkspaceRecord[]; total: number }>;
+  rename(projectId: string, id: string, name: string | null): Promise<WorkspaceRecord | undefined>;
+  /** Deletes the workspace and its catalogue; the blob references of its files, or undefined when there is none. */
+  remove(projectId: string, id: string): Promise<string[] | undefined>;
+  usedBytes(projectId: string, id: string): Promise<number | undefined>;
+  /** By path, after `after` (exclusive), paths starting with `prefix`. */
+  listFiles(
+    workspaceId: string,
+    options: { prefix: string; after?: string; limit: number },
+  ): Promise<WorkspaceFileRecord[]>;
+  /** The files at these paths now (to say which uploads replace one). */
+  filesAt(workspaceId: string, paths: readonly string[]): Promise<WorkspaceFileRecord[]>;
+  /**
+   * Records the file at its path, atomically against the quota: `maxBytes` may not be passed by the workspace's files
+   * afterwards (QuotaExceededError, nothing changed). The blob of the file it replaced, if any.
+   */
+  commit(
+    projectId: string,
+    workspaceId: string,
+    file: NewWorkspaceFile,
+    maxBytes: number,
+  ): Promise<{ file: WorkspaceFileRecord; replacedBlobRef: string | null }>;
+  /** The blob of the file removed, or null when the path held none. */
+  deleteFile(workspaceId: string, path: string): Promise<string | null>;
+}
+
+/** A mail of a session's temporary mailbox, as read. */
+export interface MailRecord {
+  id: string;
+  sessionId: string;
+  from: string;
+  to: string;
+  subject: string;
+  date: Date | null;
+  receivedAt: Date;
+  text: string;
+  textTruncated: boolean;
+  links: string[];
+}
+
+/** Queries of the mailbox read model. */
+export interface MailboxQueries {
+  /** The session an address belongs to, and whether its mailbox still takes mail (the session has not ended). */
+  owner(address: string): Promise<{ sessionId: string; open: boolean } | undefined>;
+  /** The session's mail, newest first. */
+  list(sessionId: string): Promise<MailRecord[]>;
+  get(sessionId: string, mailId: string): Promise<MailRecord | undefined>;
+}

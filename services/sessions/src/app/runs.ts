@@ -4,7 +4,7 @@ import type { QueuedMessage } from "../domain/queue";
 import type { SessionState } from "../domain/state";
 import type { CallDeadline } from "./call-deadline";
 import type { CreatedSession, CreateSessionInput, createReopenLimit } from "./create-session";
-import { derivedId } from "./derived-id";
+import type { Workspaces } from "./workspaces";
 import type { ConversationRecord, RunEventRecord, RunQueries, RunRecord, RunStatusView } from "./ports";
 import type { SessionCommands } from "./session-commands";
 
@@ -37,6 +37,8 @@ export interface RunsDeps {
   withinLimitIfReopening: ReturnType<typeof createReopenLimit>;
   commands: SessionCommands;
   queries: RunQueries;
+  /** Runs without a workspace named get the project's default one. */
+  workspaces: Pick<Workspaces, "defaultFor">;
 }
 
 /**
@@ -62,7 +64,7 @@ export function createRuns(deps: RunsDeps) {
     async create(input: CreateRunInput, deadline: CallDeadline): Promise<RunRecord> {
       const { projectId } = input.settings;
       // Every run has a workspace: without one named, the project's default one (the same id for every run of the project).
-      const workspaceId = input.settings.workspaceId ?? derivedId("workspace", projectId, "default");
+      const workspaceId = input.settings.workspaceId ?? (await deps.workspaces.defaultFor(projectId));
       // The conversation keeps its browser between runs (until it is idle too long).
       const created = await deps.create(
         {

@@ -2,6 +2,7 @@ import type {
   CustomProxy,
   JsonValue,
   JudgeSettings,
+  MailData,
   ModelParams,
   SecretDomains,
   SessionApi,
@@ -92,4 +93,6 @@ export type SessionCommand =
   | { type: "ReportRecording"; ref: string }
   | { type: "TimeOut"; timeoutMs: number }
   /** `taskId`: the task whose cap was reached, when billing knows it; a later task is left alone. */
-  | { type: "StopForBudget"; capUsd: string; taskId: string | null };
+  | { type: "StopForBudget"; capUsd: string; taskId: string | null }
+  /** A mail for the session's temporary mailbox, already bounded (domain/mail.ts). */
+  | { type: "ReceiveMail"; mail: MailData };

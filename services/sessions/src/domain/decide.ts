@@ -8,6 +8,7 @@ import {
 } from "@bas/errors";
 import type { SessionCommand } from "./commands";
 import { SESSION_AGGREGATE, type SessionApi, type SessionEvent, type TaskStopReason } from "./events";
+import { MAILBOX_LIMITS } from "./mail";
 import { outputShapeProblem } from "./output";
 import { emptyQueue, nextPending, pendingCount, QUEUE_LIMITS } from "./queue";
 import { type ActiveSession, type CurrentTask, evolve, isTerminal, type Session, type SessionState } from "./state";
@@ -314,6 +315,18 @@ function decideCommand(command: SessionCommand, state: SessionState, context: Co
       const cap = command.capUsd ? `the cost cap of ${command.capUsd} USD` : "the cost cap";
       const summary = `Task stopped: ${cap} was reached`;
       return [...stopTask(state, "cost_cap", summary), ...stopUnlessKeptAlive(state)];
+    }
+    case "ReceiveMail": {
+      // Mail to a session that is gone, or to an address that is not (or no longer) its own, has no mailbox.
+      const to = command.mail.to.toLowerCase();
+      if (state.status === "none" || state.deleted || state.settings.inboxEmail?.toLowerCase() !== to) {
+        throw new NotFoundError("No such mailbox");
+      }
+      if (isTerminal(state)) throw new IllegalStateError(`the session is ${state.status}: its mailbox is closed`);
+      if ((state.mailCount ?? 0) >= MAILBOX_LIMITS.mailsPerSession) {
+        throw new LimitExceededError(`the mailbox is full (${MAILBOX_LIMITS.mailsPerSession} mails)`);
+      }
+      return [{ type: "MailReceived", data: { mailId: context.newId(), ...command.mail } }];
     }
     default: {
       const unknown: never = command;

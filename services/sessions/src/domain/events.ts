@@ -20,6 +20,8 @@ export interface SessionSettings {
   /** The only hosts the session's browser may reach (lowercase patterns); absent or null = no limit. */
   allowedDomains?: string[] | null;
   inbox: boolean;
+  /** The temporary mailbox's address, chosen at creation when `inbox` is on; absent or null = no mailbox. */
+  inboxEmail?: string | null;
   liveUrl: string;
 }
 
@@ -157,6 +159,22 @@ export type MessageQueued = DomainEvent<
 export type QueuedMessageCancelled = DomainEvent<"QueuedMessageCancelled", { messageId: number }>;
 /** A v4 conversation whose browser timed out takes a new turn: set up again, with a new browser. */
 export type SessionReopened = DomainEvent<"SessionReopened", Record<string, never>>;
+/** A mail as the mailbox keeps it: bounded (see `MAILBOX_LIMITS` in mail.ts). */
+export interface MailData {
+  /** The From header as written, else the envelope sender. */
+  from: string;
+  /** The session's address it was delivered to. */
+  to: string;
+  subject: string;
+  /** The mail's Date header (ISO-8601), when it had a valid one. */
+  date: string | null;
+  text: string;
+  textTruncated: boolean;
+  links: string[];
+  sizeBytes: number;
+}
+/** A mail reached the session's temporary mailbox; recorded before the SMTP server says 250. */
+export type MailReceived = DomainEvent<"MailReceived", MailData & { mailId: string }>;
 
 /** Everything that can happen to a session. */
 export type SessionEvent =
@@ -176,7 +194,8 @@ export type SessionEvent =
   | RecordingAdded
   | MessageQueued
   | QueuedMessageCancelled
-  | SessionReopened;
+  | SessionReopened
+  | MailReceived;
 
 export type SessionEventType = SessionEvent["type"];
 

@@ -101,6 +101,8 @@ interface SessionData extends TaskOptions {
   reopened?: boolean;
   /** A v4 session's queued messages (absent on v3 sessions). */
   queue?: MessageQueue;
+  /** Mails its temporary mailbox received (absent: none). */
+  mailCount?: number;
   deleted: boolean;
 }
 
@@ -143,6 +145,12 @@ export function evolve(state: SessionState, event: EventEnvelope<SessionEvent>):
 }
 
 function evolveSession(state: SessionState, event: EventEnvelope<SessionEvent>): SessionState {
+  // Mail is not the session's activity: it counts, but leaves `updatedAt` (the inactivity clock) where it was, so
+  // that mailing a session never keeps it alive.
+  if (event.type === "MailReceived") {
+    if (state.status === "none") return onSession(state, event); // throws: a session that was never created
+    return { ...state, mailCount: (state.mailCount ?? 0) + 1 };
+  }
   if (event.type === "SessionCreated") {
     const { idempotencyKey, preparationId, keepAlive, codeMode, outputSchema, api, ...settings } = event.data;
     return {

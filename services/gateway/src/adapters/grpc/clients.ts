@@ -6,12 +6,14 @@ import {
   type runs,
   type sessions,
   type webhooks,
+  type workspaces,
   billing as billingProto,
   browserPool as browserPoolProto,
   runner as runnerProto,
   runs as runsProto,
   sessions as sessionsProto,
   webhooks as webhooksProto,
+  workspaces as workspacesProto,
 } from "@bas/proto";
 import { ClientError, connectClient, type PromiseClient } from "@bas/service-kit";
 
@@ -40,6 +42,8 @@ export interface ServiceClients {
   runs: PromiseClient<InstanceType<typeof runs.RunsClient>>;
   /** A project's webhook endpoints, served by the sessions service. */
   webhooks: PromiseClient<InstanceType<typeof webhooks.WebhooksClient>>;
+  /** Workspaces and their files, served by the sessions service. */
+  workspaces: PromiseClient<InstanceType<typeof workspaces.WorkspacesClient>>;
   browserPool: PromiseClient<InstanceType<typeof browserPool.BrowserPoolClient>>;
   billing: PromiseClient<InstanceType<typeof billing.BillingClient>>;
   runner: PromiseClient<InstanceType<typeof runner.RunnerClient>>;
@@ -54,6 +58,7 @@ export function createServiceClients(
     sessions: client("sessions", sessionsProto.SessionsClient, addresses.sessions, deadlineMs),
     runs: client("sessions", runsProto.RunsClient, addresses.sessions, deadlineMs),
     webhooks: client("sessions", webhooksProto.WebhooksClient, addresses.sessions, deadlineMs),
+    workspaces: client("sessions", workspacesProto.WorkspacesClient, addresses.sessions, deadlineMs),
     browserPool: client("browser-pool", browserPoolProto.BrowserPoolClient, addresses.browserPool, deadlineMs),
     billing: client("billing", billingProto.BillingClient, addresses.billing, deadlineMs),
     runner: client("runner", runnerProto.RunnerClient, addresses.runner, deadlineMs),

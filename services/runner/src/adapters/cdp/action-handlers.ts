@@ -2,7 +2,7 @@ import type { ElementHandle, KeyInput } from "puppeteer-core";
 import { domainRefusal } from "@bas/egress-policy/domains";
 import { explainNetError, proxyFailure } from "../../domain/net-errors";
 import type { ActOptions, ActResult, TraceEntry } from "../../app/browser-driver";
-import type { Action } from "../../domain/actions";
+import type { BrowserAction } from "../../domain/actions";
 import { expandSecrets, secretKeysIn, secretsRefusedOn, UnknownSecretError } from "../../domain/secrets";
 
 const hostOf = (url: string) => {
@@ -17,7 +17,7 @@ import { ActionError, clickElement, selectOption, typeInto } from "./element-act
 import { normalizeKeys } from "./keys";
 
 /** The actions that act on the browser (`done` and `extract` are the agent's own). */
-export type ActedAction = Exclude<Action, { name: "done" | "extract" }>;
+export type ActedAction = Exclude<BrowserAction, { name: "extract" }>;
 
 /** What a handler works with: the tab, the driver's tabs and limits, and how to answer. */
 export interface ActionContext {

@@ -1,10 +1,10 @@
 import puppeteer, { type Browser } from "puppeteer-core";
 import type { Action } from "../../domain/actions";
 import { type PageSnapshot, renderSnapshot } from "../../domain/page-state";
-import type { ActOptions, ActResult, BrowserDriver, TraceEntry } from "../../app/browser-driver";
+import type { ActOptions, ActResult, BrowserDriver, InputFile, TraceEntry } from "../../app/browser-driver";
 import { BrowserTabs, type Tab } from "./browser-tabs";
 import { type ActedAction, type ActionContext, handleAction } from "./action-handlers";
-import { resolveElement, selectorOf } from "./element-actions";
+import { fillFileInput, resolveElement, selectorOf } from "./element-actions";
 import { observeFrames } from "./observe-frames";
 
 export interface CdpDriverOptions {
@@ -157,6 +157,16 @@ export class CdpBrowserDriver implements BrowserDriver {
       },
     };
     return handleAction(context, action);
+  }
+
+  async setInputFile(index: number, file: InputFile): Promise<string> {
+    const tab = await this.tabs.ensureOne();
+    const element = await resolveElement(tab, index);
+    try {
+      return await fillFileInput(element, index, file);
+    } finally {
+      await element.dispose().catch(() => undefined);
+    }
   }
 
   isConnected(): boolean {

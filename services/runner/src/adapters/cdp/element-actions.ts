@@ -129,3 +129,37 @@ const cssSelector = loadPageScript("css-selector-script.js").fn;
 export async function selectorOf(element: ElementHandle<Element>): Promise<string> {
   return element.evaluate(cssSelector as (el: Element) => string);
 }
+
+/**
+ * Gives a file input the file through the page's own DataTransfer, then tells the page (`input`, `change`) as a pick
+ * would. This works wherever the browser runs (a Kubernetes pod, another host): the bytes travel over CDP, where a
+ * file path (`DOM.setFileInputFiles`) would have to exist on the browser's machine.
+ */
+export async function fillFileInput(
+  element: ElementHandle<Element>,
+  index: number,
+  file: { name: string; contentType: string; data: Uint8Array },
+): Promise<string> {
+  const base64 = Buffer.from(file.data).toString("base64");
+  const outcome = await element.evaluate(
+    (el, name, type, content) => {
+      if (!(el instanceof HTMLInputElement) || el.type !== "file") return "not-file-input";
+      if (el.disabled) return "disabled";
+      const bytes = Uint8Array.from(atob(content), (c) => c.charCodeAt(0));
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([bytes], name, { type }));
+      el.files = transfer.files;
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+      el.dispatchEvent(new Event("change", { bubbles: true }));
+      return "ok";
+    },
+    file.name,
+    file.contentType,
+    base64,
+  );
+  if (outcome === "not-file-input") {
+    throw new ActionError(`Element ${index} is not a file input (<input type=file>); upload_file needs one.`);
+  }
+  if (outcome === "disabled") throw new ActionError(`The file input ${index} is disabled.`);
+  return `Put ${file.name} (${file.data.length} bytes) into the file input ${index}.`;
+}

@@ -27,7 +27,7 @@ export function toProtoSession({ session: s, status, costs }: SessionRecord): se
     totalOutputTokens: s.totalOutputTokens,
     ...costs,
     screenshotUrl: undefined,
-    inboxEmail: undefined,
+    inboxEmail: s.settings.inboxEmail ?? undefined,
     integrationsUsed: [],
     createdAt: new Date(s.createdAt),
     updatedAt: new Date(s.updatedAt),

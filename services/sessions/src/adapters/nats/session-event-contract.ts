@@ -27,4 +27,5 @@ export type SessionEventContract = [
   Assignable<Data<events.MessageQueued>, sessions.MessageQueued>,
   Assignable<Data<events.QueuedMessageCancelled>, sessions.QueuedMessageCancelled>,
   Assignable<Data<events.SessionReopened>, sessions.SessionReopened>,
+  Assignable<Data<events.MailReceived>, sessions.MailReceived>,
 ];

@@ -136,6 +136,26 @@ export interface SessionsDb {
     output_tokens: Int8;
     total_cost_usd: string;
   };
+  /** Temporary mailbox addresses (read model): which session each belongs to, and whether it still takes mail. */
+  session_mailboxes: {
+    address: string;
+    session_id: string;
+    open: boolean;
+  };
+  /** Mail the mailboxes received (read model, from `MailReceived`). */
+  session_mails: {
+    id: string;
+    session_id: string;
+    sequence: Int8;
+    from: string;
+    to: string;
+    subject: string;
+    date: ColumnType<Date | null, string | null, string | null>;
+    received_at: Timestamp;
+    text: string;
+    text_truncated: boolean;
+    links: ColumnType<string[], string, string>;
+  };
   session_secrets: {
     session_id: string;
     task_id: string;

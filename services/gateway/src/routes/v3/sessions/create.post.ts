@@ -27,6 +27,9 @@ export const route = defineRoute({
     if (!body.sessionId) await deps.requireBrowserCapacity(project.projectId);
     // An unknown profile is the caller's mistake, told now rather than when the browser starts.
     if (body.profileId) await deps.browserPool.getProfile({ projectId: project.projectId, profileId: body.profileId });
+    if (body.workspaceId) {
+      await deps.workspaces.getWorkspace({ projectId: project.projectId, workspaceId: body.workspaceId });
+    }
     const idempotencyKey = headers["idempotency-key"];
     const session = await deps.sessions.createSession(
       {

@@ -37,6 +37,9 @@ export const route = defineRoute({
     if (browser?.profileId) {
       await deps.browserPool.getProfile({ projectId: project.projectId, profileId: browser.profileId });
     }
+    if (body.workspaceId) {
+      await deps.workspaces.getWorkspace({ projectId: project.projectId, workspaceId: body.workspaceId });
+    }
     const run = await deps.runs.createRun(
       {
         projectId: project.projectId,

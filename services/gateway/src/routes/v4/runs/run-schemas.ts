@@ -122,7 +122,10 @@ function build(models: ModelCatalog) {
         .describe("Secrets the agent may type by alias, each only on its allowed hosts."),
       attachedFileIds: z
         .array(Uuid)
-        .max(0, { message: "files need workspaces, which this service does not have yet" })
+        .max(0, {
+          message:
+            "attachedFileIds are not supported: upload files to the run's workspace, where the agent can read them",
+        })
         .nullable()
         .optional(),
       judge: RunJudgeSettings.nullable().optional(),

@@ -1,0 +1,1 @@
+export { deleteWorkspaceRoute as route } from "../../v4/workspaces/workspace-routes";

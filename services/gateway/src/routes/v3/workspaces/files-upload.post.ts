@@ -1,0 +1,1 @@
+export { v3UploadRoute as route } from "../../v4/workspaces/workspace-routes";

@@ -1,0 +1,1 @@
+export { deleteFileRoute as route } from "../../v4/workspaces/workspace-routes";

@@ -1,0 +1,3 @@
+import { listFilesRoute } from "../../v4/workspaces/workspace-routes";
+
+export const route = listFilesRoute("v3");

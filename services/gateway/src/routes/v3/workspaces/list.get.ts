@@ -1,0 +1,1 @@
+export { listWorkspacesRoute as route } from "../../v4/workspaces/workspace-routes";

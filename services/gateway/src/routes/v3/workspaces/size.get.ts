@@ -1,0 +1,1 @@
+export { workspaceSizeRoute as route } from "../../v4/workspaces/workspace-routes";

@@ -1,0 +1,1 @@
+export { updateWorkspaceRoute as route } from "../../v4/workspaces/workspace-routes";

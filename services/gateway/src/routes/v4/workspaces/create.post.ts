@@ -1,0 +1,3 @@
+import { createWorkspaceRoute } from "./workspace-routes";
+
+export const route = createWorkspaceRoute("v4");

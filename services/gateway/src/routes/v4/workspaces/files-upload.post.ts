@@ -1,0 +1,1 @@
+export { v4UploadRoute as route } from "./workspace-routes";

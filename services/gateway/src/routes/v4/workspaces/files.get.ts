@@ -1,0 +1,3 @@
+import { listFilesRoute } from "./workspace-routes";
+
+export const route = listFilesRoute("v4");

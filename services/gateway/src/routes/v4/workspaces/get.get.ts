@@ -1,0 +1,3 @@
+import { getWorkspaceRoute } from "./workspace-routes";
+
+export const route = getWorkspaceRoute("v4");

@@ -1,0 +1,292 @@
+import { randomUUID } from "node:crypto";
+import { InvalidArgumentError } from "@bas/errors";
+import type { GatewayDeps } from "../../../http/gateway-deps";
+import { defineRoute } from "../../../http/route";
+import { IdParams } from "../../../schemas/common";
+import {
+  FileDeleteQuery,
+  FileList,
+  FileListQuery,
+  FileUploadQuery,
+  FileUploadRequest,
+  FileUploadResponse,
+  toWorkspaceInfo,
+  toWorkspaceView,
+  WorkspaceCreateRequest,
+  WorkspaceFileUploadRequest,
+  WorkspaceFileUploadResponse,
+  WorkspaceInfo,
+  WorkspaceList,
+  WorkspaceListQuery,
+  WorkspaceUpdateRequest,
+  WorkspaceUsageView,
+  WorkspaceView,
+} from "./workspace-schemas";
+
+/** Most of the workspaces API is alike under /api/v3 and /api/v4; each route file picks its version. */
+type Version = "v3" | "v4";
+const suffix = (v: Version) => (v === "v4" ? "" : "V3");
+const tags = ["Workspaces"];
+const viewOf = (v: Version) => (v === "v4" ? toWorkspaceInfo : toWorkspaceView);
+
+export const createWorkspaceRoute = (v: Version) =>
+  defineRoute({
+    method: "post",
+    path: `/api/${v}/workspaces`,
+    auth: "api-key",
+    operationId: `createWorkspace${suffix(v)}`,
+    summary: "Create a workspace: files that sessions and runs attached to it can read and write",
+    tags,
+    request: { body: WorkspaceCreateRequest },
+    responses:
+      v === "v4"
+        ? { 200: { description: "The new workspace", schema: WorkspaceInfo } }
+        : { 201: { description: "The new workspace", schema: WorkspaceView } },
+    async handler({ body, project, signal }, deps) {
+      const created = await deps.workspaces.createWorkspace(
+        { projectId: project.projectId, name: body?.name ?? undefined },
+        { signal },
+      );
+      return { status: v === "v4" ? 200 : 201, body: viewOf(v)(created) };
+    },
+  });
+
+export const getWorkspaceRoute = (v: Version) =>
+  defineRoute({
+    method: "get",
+    path: `/api/${v}/workspaces/{id}`,
+    auth: "api-key",
+    operationId: `getWorkspace${suffix(v)}`,
+    summary: "Read one workspace",
+    tags,
+    request: { params: IdParams },
+    responses: { 200: { description: "The workspace", schema: v === "v4" ? WorkspaceInfo : WorkspaceView } },
+    errors: [404],
+    async handler({ params, project, signal }, deps) {
+      const found = await deps.workspaces.getWorkspace(
+        { projectId: project.projectId, workspaceId: params.id },
+        { signal },
+      );
+      return { body: viewOf(v)(found) };
+    },
+  });
+
+export const listFilesRoute = (v: Version) =>
+  defineRoute({
+    method: "get",
+    path: `/api/${v}/workspaces/{id}/files`,
+    auth: "api-key",
+    operationId: `listWorkspaceFiles${suffix(v)}`,
+    summary: "The workspace's files by path, a page at a time",
+    tags,
+    request: { params: IdParams, query: FileListQuery },
+    responses: { 200: { description: "One page of files", schema: FileList } },
+    errors: [404],
+    async handler({ params, query, project, signal }, deps) {
+      const page = await deps.workspaces.listFiles(
+        {
+          projectId: project.projectId,
+          workspaceId: params.id,
+          prefix: query.prefix,
+          limit: query.limit,
+          cursor: query.cursor,
+        },
+        { signal },
+      );
+      return {
+        body: {
+          files: page.files.map((f) => ({
+            path: f.path,
+            size: f.size,
+            lastModified: (f.lastModified ?? new Date(0)).toISOString(),
+            url: query.includeUrls ? deps.urls.sign(f.blobRef) : null,
+          })),
+          nextCursor: page.nextCursor ?? null,
+          hasMore: page.nextCursor !== undefined,
+        },
+      };
+    },
+  });
+
+interface Upload {
+  path: string;
+  size: number;
+  contentType: string;
+}
+
+/** Asks the sessions service where the files go and whether they fit, then signs one PUT URL per file. */
+async function presign(
+  deps: GatewayDeps,
+  projectId: string,
+  workspaceId: string,
+  files: Upload[],
+  signal: AbortSignal,
+) {
+  const prepared = await deps.workspaces.prepareUploads({ projectId, workspaceId, files }, { signal });
+  return prepared.files.map((p, i) => ({
+    ...p,
+    uploadUrl: deps.uploads.sign({ projectId, workspaceId, ...files[i], path: p.path }),
+  }));
+}
+
+export const v3UploadRoute = defineRoute({
+  method: "post",
+  path: "/api/v3/workspaces/{id}/files/upload",
+  auth: "api-key",
+  operationId: "uploadWorkspaceFilesV3",
+  summary: "Presigned PUT URLs for new files, each pinned to its declared size and content type (5 minutes)",
+  tags,
+  request: { params: IdParams, query: FileUploadQuery, body: FileUploadRequest },
+  responses: { 200: { description: "One upload URL per file", schema: FileUploadResponse } },
+  errors: [404, 413],
+  async handler({ params, query, body, project, signal }, deps) {
+    const folder = query.prefix ? `${query.prefix.replace(/\/+$/, "")}/` : "";
+    const files = body.files.map((f, i) => {
+      if (f.size == null) {
+        throw new InvalidArgumentError("size is required for workspace uploads", {
+          field: ["body", "files", i, "size"],
+        });
+      }
+      return { path: `${folder}${f.name}`, size: f.size, contentType: f.contentType };
+    });
+    const prepared = await presign(deps, project.projectId, params.id, files, signal);
+    return {
+      body: {
+        files: prepared.map((p, i) => ({ name: body.files[i].name, path: p.path, uploadUrl: p.uploadUrl })),
+      },
+    };
+  },
+});
+
+/** v4 uploads land in `uploads/`, as the official document's example has it. */
+const V4_UPLOAD_FOLDER = "uploads/";
+
+export const v4UploadRoute = defineRoute({
+  method: "post",
+  path: "/api/v4/workspaces/{id}/files/upload",
+  auth: "api-key",
+  operationId: "uploadWorkspaceFiles",
+  summary: "Presigned PUT URLs for new files in uploads/, each pinned to its declared size and content type",
+  tags,
+  request: { params: IdParams, body: WorkspaceFileUploadRequest },
+  responses: { 200: { description: "One upload URL per file", schema: WorkspaceFileUploadResponse } },
+  errors: [404, 413],
+  async handler({ params, body, project, signal }, deps) {
+    const files = body.files.map((f) => ({
+      path: `${V4_UPLOAD_FOLDER}${f.name}`,
+      size: f.size,
+      contentType: f.contentType,
+    }));
+    const prepared = await presign(deps, project.projectId, params.id, files, signal);
+    return {
+      body: {
+        files: prepared.map((p, i) => ({
+          id: randomUUID(),
+          name: body.files[i].name,
+          storedName: p.path.slice(V4_UPLOAD_FOLDER.length),
+          path: p.path,
+          willOverride: p.willOverride,
+          uploadUrl: p.uploadUrl,
+        })),
+      },
+    };
+  },
+});
+
+export const listWorkspacesRoute = defineRoute({
+  method: "get",
+  path: "/api/v3/workspaces",
+  auth: "api-key",
+  operationId: "listWorkspacesV3",
+  summary: "List the project's workspaces, newest first",
+  tags,
+  request: { query: WorkspaceListQuery },
+  responses: { 200: { description: "One page of workspaces", schema: WorkspaceList } },
+  async handler({ query, project, signal }, deps) {
+    const page = await deps.workspaces.listWorkspaces(
+      { projectId: project.projectId, pageNumber: query.pageNumber, pageSize: query.pageSize },
+      { signal },
+    );
+    return {
+      body: {
+        items: page.items.map(toWorkspaceView),
+        totalItems: page.totalItems,
+        pageNumber: page.pageNumber,
+        pageSize: page.pageSize,
+      },
+    };
+  },
+});
+
+export const updateWorkspaceRoute = defineRoute({
+  method: "patch",
+  path: "/api/v3/workspaces/{id}",
+  auth: "api-key",
+  operationId: "updateWorkspaceV3",
+  summary: "Rename a workspace (null clears the name)",
+  tags,
+  request: { params: IdParams, body: WorkspaceUpdateRequest },
+  responses: { 200: { description: "The workspace", schema: WorkspaceView } },
+  errors: [404],
+  async handler({ params, body, project, signal }, deps) {
+    const updated = await deps.workspaces.updateWorkspace(
+      {
+        projectId: project.projectId,
+        workspaceId: params.id,
+        name: body.name ?? undefined,
+        fields: "name" in body ? ["name"] : [],
+      },
+      { signal },
+    );
+    return { body: toWorkspaceView(updated) };
+  },
+});
+
+export const deleteWorkspaceRoute = defineRoute({
+  method: "delete",
+  path: "/api/v3/workspaces/{id}",
+  auth: "api-key",
+  operationId: "deleteWorkspaceV3",
+  summary: "Delete a workspace and all its files",
+  tags,
+  request: { params: IdParams },
+  responses: { 204: { description: "Deleted" } },
+  errors: [404],
+  async handler({ params, project }, deps) {
+    await deps.workspaces.deleteWorkspace({ projectId: project.projectId, workspaceId: params.id });
+    return { status: 204 };
+  },
+});
+
+export const deleteFileRoute = defineRoute({
+  method: "delete",
+  path: "/api/v3/workspaces/{id}/files",
+  auth: "api-key",
+  operationId: "deleteWorkspaceFileV3",
+  summary: "Delete one file of the workspace (a path with no file is not an error)",
+  tags,
+  request: { params: IdParams, query: FileDeleteQuery },
+  responses: { 204: { description: "Deleted" } },
+  errors: [404],
+  async handler({ params, query, project }, deps) {
+    await deps.workspaces.deleteFile({ projectId: project.projectId, workspaceId: params.id, path: query.path });
+    return { status: 204 };
+  },
+});
+
+export const workspaceSizeRoute = defineRoute({
+  method: "get",
+  path: "/api/v3/workspaces/{id}/size",
+  auth: "api-key",
+  operationId: "getWorkspaceSizeV3",
+  summary: "How many bytes the workspace's files take, and its quota",
+  tags,
+  request: { params: IdParams },
+  responses: { 200: { description: "Usage and quota", schema: WorkspaceUsageView } },
+  errors: [404],
+  async handler({ params, project, signal }, deps) {
+    return {
+      body: await deps.workspaces.getUsage({ projectId: project.projectId, workspaceId: params.id }, { signal }),
+    };
+  },
+});

@@ -1,0 +1,217 @@
+import { eventually } from "@bas/testing";
+import { type Stack, startStack } from "./harness";
+
+/** Workspaces over REST: presigned uploads pinned to size and type, listings, downloads, paths, the quota, tenants. */
+let stack: Stack;
+const QUOTA = 1_000;
+
+beforeAll(async () => {
+  stack = await startStack({ sessionsEnv: { WORKSPACE_MAX_BYTES: String(QUOTA) } });
+});
+afterAll(async () => {
+  await stack.close();
+});
+
+async function newWorkspace(name?: string, key?: string): Promise<string> {
+  const reply = await stack.request("POST", "/api/v3/workspaces", { body: name ? { name } : {}, key });
+  expect(reply.status).toBe(201);
+  return reply.body.id;
+}
+
+async function presign(id: string, files: object[], prefix = "") {
+  const query = prefix ? `?prefix=${encodeURIComponent(prefix)}` : "";
+  return stack.request("POST", `/api/v3/workspaces/${id}/files/upload${query}`, { body: { files } });
+}
+
+const put = (url: string, body: string, contentType: string, headers: Record<string, string> = {}) =>
+  fetch(url, { method: "PUT", body, headers: { "Content-Type": contentType, ...headers } });
+
+async function upload(id: string, name: string, content: string, contentType = "text/csv", prefix = "") {
+  const presigned = await presign(id, [{ name, contentType, size: Buffer.byteLength(content) }], prefix);
+  expect(presigned.status).toBe(200);
+  const res = await put(presigned.body.files[0].uploadUrl, content, contentType);
+  expect([res.status, await res.text()]).toEqual([200, "OK"]);
+  return presigned.body.files[0];
+}
+
+const listing = async (id: string, query = "") =>
+  (await stack.request("GET", `/api/v3/workspaces/${id}/files${query}`)).body;
+
+describe("workspaces", () => {
+  it("are created, read, renamed, listed and deleted; another project's is not found", async () => {
+    const id = await newWorkspace("reports");
+    const read = await stack.request("GET", `/api/v3/workspaces/${id}`);
+    expect(read.body).toEqual({ id, name: "reports", createdAt: expect.any(String), updatedAt: expect.any(String) });
+    const v4 = await stack.request("GET", `/api/v4/workspaces/${id}`);
+    expect(v4.body).toMatchObject({ id, name: "reports", archived: false });
+
+    const renamed = await stack.request("PATCH", `/api/v3/workspaces/${id}`, { body: { name: "q1" } });
+    expect(renamed.body.name).toBe("q1");
+    expect((await stack.request("PATCH", `/api/v3/workspaces/${id}`, { body: {} })).body.name).toBe("q1");
+    expect((await stack.request("PATCH", `/api/v3/workspaces/${id}`, { body: { name: null } })).body.name).toBeNull();
+
+    const list = await stack.request("GET", "/api/v3/workspaces?pageSize=100");
+    expect(list.body.items.map((w: { id: string }) => w.id)).toContain(id);
+
+    const other = await stack.newProjectKey();
+    expect((await stack.request("GET", `/api/v3/workspaces/${id}`, { key: other })).body).toEqual({
+      detail: "Workspace not found",
+    });
+    expect((await stack.request("DELETE", `/api/v3/workspaces/${id}`, { key: other })).status).toBe(404);
+
+    expect((await stack.request("DELETE", `/api/v3/workspaces/${id}`)).status).toBe(204);
+    expect((await stack.request("GET", `/api/v3/workspaces/${id}`)).status).toBe(404);
+    const created = await stack.request("POST", "/api/v4/workspaces", { body: { name: "v4" } });
+    expect([created.status, created.body.archived]).toEqual([200, false]);
+  });
+
+  it("take a CSV through a presigned PUT; it is listed, downloadable and counted", async () => {
+    const id = await newWorkspace();
+    const csv = "sku,qty\nA-1,3\nB-2,5\n";
+    const file = await upload(id, "orders.csv", csv, "text/csv", "in/");
+    expect(file).toMatchObject({ name: "orders.csv", path: "in/orders.csv" });
+
+    const page = await listing(id, "?includeUrls=true");
+    expect(page).toEqual({
+      files: [{ path: "in/orders.csv", size: csv.length, lastModified: expect.any(String), url: expect.any(String) }],
+      nextCursor: null,
+      hasMore: false,
+    });
+    const download = await fetch(page.files[0].url);
+    expect([download.status, download.headers.get("content-type"), await download.text()]).toEqual([
+      200,
+      expect.stringMatching(/^text\/csv/),
+      csv,
+    ]);
+    expect((await listing(id)).files[0].url).toBeNull();
+    const size = await stack.request("GET", `/api/v3/workspaces/${id}/size`);
+    expect(size.body).toEqual({ usedBytes: csv.length, maxBytes: QUOTA });
+
+    // A second upload to the same path replaces the file, and the usage with it.
+    const v4 = await stack.request("POST", `/api/v4/workspaces/${id}/files/upload`, {
+      body: { files: [{ name: "orders.csv", contentType: "text/csv", size: 4 }] },
+    });
+    expect(v4.body.files[0]).toMatchObject({
+      storedName: "orders.csv",
+      path: "uploads/orders.csv",
+      willOverride: false,
+    });
+    const again = await presign(id, [{ name: "orders.csv", contentType: "text/csv", size: 4 }], "in");
+    expect((await put(again.body.files[0].uploadUrl, "x,y\n", "text/csv")).status).toBe(200);
+    expect((await listing(id)).files).toEqual([expect.objectContaining({ path: "in/orders.csv", size: 4 })]);
+    expect((await stack.request("GET", `/api/v3/workspaces/${id}/size`)).body.usedBytes).toBe(4);
+
+    expect((await stack.request("DELETE", `/api/v3/workspaces/${id}/files?path=in/orders.csv`)).status).toBe(204);
+    expect((await listing(id)).files).toEqual([]);
+    expect((await stack.request("GET", `/api/v3/workspaces/${id}/size`)).body.usedBytes).toBe(0);
+    // Its bytes are gone too: the old download link finds nothing.
+    expect((await fetch(page.files[0].url)).status).toBe(404);
+  });
+
+  it("holds an upload URL to the size and type it was made for, and to its signature", async () => {
+    const id = await newWorkspace();
+    const presigned = await presign(id, [{ name: "a.txt", contentType: "text/plain", size: 5 }]);
+    const url: string = presigned.body.files[0].uploadUrl;
+    const longer = await put(url, "123456", "text/plain");
+    expect([longer.status, await longer.json()]).toEqual([
+      400,
+      { detail: "Content-Length must be 5, the size this URL was made for" },
+    ]);
+    const otherType = await put(url, "12345", "image/png");
+    expect([otherType.status, (await otherType.json()).detail]).toEqual([
+      400,
+      "Content-Type must be text/plain, the type this URL was made for",
+    ]);
+    const tampered = await put(url.replace("size=5", "size=6"), "123456", "text/plain");
+    expect([tampered.status, (await tampered.json()).detail]).toEqual([403, "Invalid or missing signature"]);
+    const elsewhere = await put(url.replace("path=a.txt", "path=b.txt"), "12345", "text/plain");
+    expect(elsewhere.status).toBe(403);
+    expect((await listing(id)).files).toEqual([]);
+    expect((await put(url, "12345", "text/plain; charset=utf-8")).status).toBe(200);
+    expect((await listing(id)).files.map((f: { path: string }) => f.path)).toEqual(["a.txt"]);
+  });
+
+  it("refuses paths that leave the workspace, with a 422 naming the file", async () => {
+    const id = await newWorkspace();
+    for (const [name, why] of [
+      ["../escape.txt", 'path must not contain ".."'],
+      ["/etc/passwd", "path must be relative to the workspace root, not absolute"],
+      ["a\\..\\b.txt", 'path must use "/" between folders, not "\\"'],
+      ["bad\u0007name.txt", "path must not contain control characters"],
+    ]) {
+      const reply = await presign(id, [{ name, contentType: "text/plain", size: 1 }]);
+      expect([name, reply.status, reply.body]).toEqual([
+        name,
+        422,
+        { detail: [{ loc: ["body", "files", 0, "name"], msg: why, type: "value_error" }] },
+      ]);
+    }
+    const viaPrefix = await presign(id, [{ name: "x.txt", contentType: "text/plain", size: 1 }], "../../");
+    expect(viaPrefix.status).toBe(422);
+    const deleting = await stack.request("DELETE", `/api/v3/workspaces/${id}/files?path=../x`);
+    expect(deleting.body.detail[0]).toMatchObject({ loc: ["query", "path"], msg: 'path must not contain ".."' });
+    const noSize = await presign(id, [{ name: "x.txt" }]);
+    expect(noSize.body.detail[0]).toMatchObject({
+      loc: ["body", "files", 0, "size"],
+      msg: "size is required for workspace uploads",
+    });
+    // Normalised, not refused: redundant separators and "." segments.
+    const tidy = await presign(id, [{ name: "./a//b.txt", contentType: "text/plain", size: 1 }]);
+    expect(tidy.body.files[0].path).toBe("a/b.txt");
+  });
+
+  it("refuses what passes the quota with a 413, before and at upload, and keeps what was there", async () => {
+    const id = await newWorkspace();
+    await upload(id, "big.bin", "x".repeat(900), "application/octet-stream");
+    const tooMuch = await presign(id, [{ name: "more.bin", contentType: "application/octet-stream", size: 200 }]);
+    expect(tooMuch.status).toBe(413);
+    expect(tooMuch.body.detail).toMatch(/^Workspace storage quota exceeded/);
+
+    // Two URLs handed out while there was room: the second upload no longer fits and is refused whole.
+    const first = await presign(id, [{ name: "one.bin", contentType: "application/octet-stream", size: 60 }]);
+    const second = await presign(id, [{ name: "two.bin", contentType: "application/octet-stream", size: 60 }]);
+    expect((await put(first.body.files[0].uploadUrl, "1".repeat(60), "application/octet-stream")).status).toBe(200);
+    const refused = await put(second.body.files[0].uploadUrl, "2".repeat(60), "application/octet-stream");
+    expect(refused.status).toBe(413);
+    expect((await refused.json()).detail).toMatch(/quota exceeded: two\.bin/);
+    expect((await listing(id)).files.map((f: { path: string }) => f.path)).toEqual(["big.bin", "one.bin"]);
+    expect((await stack.request("GET", `/api/v3/workspaces/${id}/size`)).body).toEqual({
+      usedBytes: 960,
+      maxBytes: QUOTA,
+    });
+
+    // Deleting the workspace deletes its files' bytes too.
+    const urls = (await listing(id, "?includeUrls=true")).files.map((f: { url: string }) => f.url);
+    expect((await stack.request("DELETE", `/api/v3/workspaces/${id}`)).status).toBe(204);
+    await eventually(
+      () => Promise.all(urls.map(async (url: string) => (await fetch(url)).status)),
+      (statuses) => statuses.every((s) => s === 404),
+    );
+  });
+
+  it("lists a page at a time by path, with a prefix", async () => {
+    const id = await newWorkspace();
+    for (const name of ["c.txt", "a.txt", "r/1.txt", "b.txt", "r/2.txt"]) await upload(id, name, "1", "text/plain");
+    const first = await listing(id, "?limit=2");
+    expect([first.files.map((f: { path: string }) => f.path), first.hasMore]).toEqual([["a.txt", "b.txt"], true]);
+    const second = await listing(id, `?limit=2&cursor=${first.nextCursor}`);
+    expect(second.files.map((f: { path: string }) => f.path)).toEqual(["c.txt", "r/1.txt"]);
+    const last = await listing(id, `?limit=2&cursor=${second.nextCursor}`);
+    expect([last.files.map((f: { path: string }) => f.path), last.hasMore, last.nextCursor]).toEqual([
+      ["r/2.txt"],
+      false,
+      null,
+    ]);
+    const folder = await listing(id, "?prefix=r/");
+    expect(folder.files.map((f: { path: string }) => f.path)).toEqual(["r/1.txt", "r/2.txt"]);
+    expect((await stack.request("GET", `/api/v3/workspaces/${id}/files?cursor=nonsense`)).status).toBe(422);
+  });
+
+  it("must exist, in the caller's project, to be attached to a session or a run", async () => {
+    const missing = "7b0c6a1e-3f7d-4e8a-9c51-2d4f6b8a0e13";
+    const session = await stack.request("POST", "/api/v3/sessions", { body: { workspaceId: missing } });
+    expect([session.status, session.body]).toEqual([404, { detail: "Workspace not found" }]);
+    const run = await stack.request("POST", "/api/v4/runs", { body: { task: "t", workspaceId: missing } });
+    expect([run.status, run.body]).toEqual([404, { detail: "Workspace not found" }]);
+  });
+});

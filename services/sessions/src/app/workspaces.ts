@@ -1,0 +1,137 @@
+import type { BlobStore } from "@bas/blobs";
+import { InvalidArgumentError, NotFoundError, QuotaExceededError } from "@bas/errors";
+import { normalizeFilePath } from "../domain/workspace-path";
+import { derivedId } from "./derived-id";
+import type { WorkspaceFileRecord, WorkspaceRecord, WorkspaceStore } from "./ports";
+
+export interface WorkspacesDeps {
+  store: WorkspaceStore;
+  /** Where the files' bytes are: a replaced or deleted file's blob is deleted. */
+  blobs: Pick<BlobStore, "delete">;
+  /** Most bytes a workspace's files may take together (WORKSPACE_MAX_BYTES). */
+  maxBytes: number;
+  newId: () => string;
+  log: { warn(o: object, msg: string): void };
+}
+
+export interface UploadRequest {
+  path: string;
+  size: number;
+  contentType: string;
+}
+
+const notFound = () => new NotFoundError("Workspace not found");
+
+/** A page of a file listing: where the next one starts is the last path, opaque to callers. */
+const encodeCursor = (path: string) => Buffer.from(path, "utf8").toString("base64url");
+function decodeCursor(cursor: string): string {
+  const path = Buffer.from(cursor, "base64url").toString("utf8");
+  if (!path || encodeCursor(path) !== cursor) {
+    throw new InvalidArgumentError("cursor is not one this API returned", { field: ["query", "cursor"] });
+  }
+  return path;
+}
+
+/** Workspaces: a project's files that outlive sessions and runs, within a quota. */
+export function createWorkspaces(deps: WorkspacesDeps) {
+  const { store } = deps;
+
+  async function existing(projectId: string, id: string): Promise<WorkspaceRecord> {
+    const found = await store.get(projectId, id);
+    if (!found) throw notFound();
+    return found;
+  }
+
+  /** Blobs nobody refers to any more; one that cannot be deleted now is only wasted space. */
+  function release(refs: readonly string[]) {
+    for (const ref of refs) {
+      deps.blobs.delete(ref).catch((err) => deps.log.warn({ err, ref }, "could not delete a workspace file's blob"));
+    }
+  }
+
+  return {
+    create: (projectId: string, name: string | null) => store.create({ id: deps.newId(), projectId, name }),
+    get: existing,
+    list: (projectId: string, offset: number, limit: number) => store.list(projectId, offset, limit),
+    async rename(projectId: string, id: string, name: string | null) {
+      const renamed = await store.rename(projectId, id, name);
+      if (!renamed) throw notFound();
+      return renamed;
+    },
+    async remove(projectId: string, id: string) {
+      const refs = await store.remove(projectId, id);
+      if (!refs) throw notFound();
+      release(refs);
+    },
+
+    /** The project's default workspace (every v4 run without one named uses it), created on first use. */
+    async defaultFor(projectId: string): Promise<string> {
+      const id = derivedId("workspace", projectId, "default");
+      await store.ensure({ id, projectId, name: "default" });
+      return id;
+    },
+
+    async usage(projectId: string, id: string) {
+      const used = await store.usedBytes(projectId, id);
+      if (used === undefined) throw notFound();
+      return { usedBytes: used, maxBytes: deps.maxBytes };
+    },
+
+    async listFiles(projectId: string, id: string, options: { prefix: string; limit: number; cursor?: string }) {
+      await existing(projectId, id);
+      const files = await store.listFiles(id, {
+        prefix: options.prefix,
+        limit: options.limit + 1,
+        ...(options.cursor ? { after: decodeCursor(options.cursor) } : {}),
+      });
+      const page = files.slice(0, options.limit);
+      const more = files.length > options.limit;
+      return { files: page, nextCursor: more ? encodeCursor(page[page.length - 1].path) : undefined };
+    },
+
+    async getFile(projectId: string, id: string, rawPath: string): Promise<WorkspaceFileRecord> {
+      await existing(projectId, id);
+      const path = normalizeFilePath(rawPath);
+      const [file] = await store.filesAt(id, [path]);
+      if (!file) throw new NotFoundError(`No file at ${path} in the workspace`);
+      return file;
+    },
+
+    /**
+     * The normalised paths of files about to be uploaded, whether each replaces a file, and a first check that they fit
+     * the quota (so the caller hears it before uploading; the commit checks again, atomically).
+     */
+    async prepareUploads(projectId: string, id: string, uploads: readonly UploadRequest[]) {
+      const paths = uploads.map((u, i) => normalizeFilePath(u.path, ["body", "files", i, "name"]));
+      if (new Set(paths).size !== paths.length) {
+        throw new InvalidArgumentError("two files of the request have the same path", { field: ["body", "files"] });
+      }
+      const used = await store.usedBytes(projectId, id);
+      if (used === undefined) throw notFound();
+      const present = new Map((await store.filesAt(id, paths)).map((f) => [f.path, f.size]));
+      const after = uploads.reduce((sum, u, i) => sum + u.size - (present.get(paths[i]) ?? 0), used);
+      if (after > deps.maxBytes) {
+        throw new QuotaExceededError(
+          `Workspace storage quota exceeded: these files would bring the workspace to ${after} bytes of its ` +
+            `${deps.maxBytes}; delete files first`,
+        );
+      }
+      return paths.map((path) => ({ path, willOverride: present.has(path) }));
+    },
+
+    async commitFile(projectId: string, id: string, file: Omit<WorkspaceFileRecord, "lastModified">) {
+      const path = normalizeFilePath(file.path);
+      const { file: stored, replacedBlobRef } = await store.commit(projectId, id, { ...file, path }, deps.maxBytes);
+      if (replacedBlobRef) release([replacedBlobRef]);
+      return stored;
+    },
+
+    async deleteFile(projectId: string, id: string, rawPath: string) {
+      await existing(projectId, id);
+      const ref = await store.deleteFile(id, normalizeFilePath(rawPath, ["query", "path"]));
+      if (ref) release([ref]);
+    },
+  };
+}
+
+export type Workspaces = ReturnType<typeof createWorkspaces>;
