@@ -37,6 +37,43 @@ describe("limits", () => {
   });
 });
 
+describe("a project at exactly its limit", () => {
+  let h: PoolHarness;
+  const LIMIT = 4;
+  beforeAll(async () => {
+    h = await startPoolHarness({
+      MAX_BROWSERS_PER_PROJECT: String(LIMIT),
+      MAX_BROWSERS_PER_NODE: "20",
+      WARM_POOL_SIZE: String(LIMIT),
+    });
+  });
+  afterAll(() => h?.close());
+
+  test("gets every browser it asks for, round after round: a browser starting is never counted twice", async () => {
+    const project = randomUUID();
+    for (let round = 0; round < 3; round++) {
+      await h.service.warmPoolFilled();
+      // Warm browsers are handed out in milliseconds: the later requests of a round arrive while the earlier ones are
+      // being recorded, which is when a browser could be counted both as starting and as running.
+      const results = await Promise.allSettled(
+        Array.from({ length: LIMIT }, async (_, i) => {
+          await new Promise((resolve) => setTimeout(resolve, i * 10));
+          return h.client.createBrowser({
+            projectId: project,
+            settings: { proxyCountryCode: "us", allowedDomains: [], record: false },
+            timeoutMinutes: 0,
+            metadata: {},
+          });
+        }),
+      );
+      const refused = results.filter((r) => r.status === "rejected").map((r) => (r.reason as Error).message);
+      expect([round, refused]).toEqual([round, []]);
+      const ids = results.map((r) => (r as PromiseFulfilledResult<{ id: string }>).value.id);
+      await Promise.all(ids.map((browserId) => h.client.stopBrowser({ projectId: project, browserId })));
+    }
+  });
+});
+
 describe("warm pool", () => {
   let h: PoolHarness;
   const project = randomUUID();
@@ -46,7 +83,7 @@ describe("warm pool", () => {
   });
   afterAll(() => h?.close());
 
-  const create = (settings?: { screenWidth: number; screenHeight: number; record: boolean }) =>
+  const create = (settings?: { screenWidth: number; screenHeight: number; record: boolean; profileId?: string }) =>
     h.client.createBrowser({
       projectId: project,
       settings: (settings && { ...settings, allowedDomains: [] }) ?? {
@@ -82,16 +119,39 @@ describe("warm pool", () => {
     for (const b of [first, second, next]) await h.client.stopBrowser({ projectId: project, browserId: b.id });
   });
 
-  test("non-default settings launch cold with the size asked for", async () => {
+  test("any settings but a profile are served warm, fitted to the request: window size, no proxy, allowedDomains", async () => {
     await h.service.warmPoolFilled();
     const idle = await h.chromiumIds();
-    const cold = await create({ screenWidth: 1024, screenHeight: 700, record: false });
-    expect(idle).not.toContain(cold.id);
-    expect(await h.chromiumIds()).toEqual(expect.arrayContaining([...idle, cold.id]));
-    const client = await puppeteer.connect({ browserWSEndpoint: cold.cdpUrl, defaultViewport: null });
+    const fitted = await h.client.createBrowser({
+      projectId: project,
+      settings: { screenWidth: 1024, screenHeight: 700, allowedDomains: ["example.com"], record: false },
+      timeoutMinutes: 0,
+      metadata: {},
+    });
+    expect(idle).toContain(fitted.id);
+    expect(fitted.settings?.proxyCountryCode).toBeUndefined();
+    const client = await puppeteer.connect({ browserWSEndpoint: fitted.cdpUrl, defaultViewport: null });
+    const [first] = await client.pages();
     const page = await client.newPage();
-    expect(await page.evaluate(() => [window.outerWidth, window.outerHeight])).toEqual([1024, 700]);
+    const sizes = await Promise.all(
+      [first, page].map((p) => p.evaluate(() => [window.innerWidth, window.innerHeight, window.outerHeight])),
+    );
+    // The page the browser had and a new one have the same viewport; the new window is 1024x700 all in all.
+    expect(sizes[1]).toEqual([1024, sizes[0][1], 700]);
+    expect(sizes[0][0]).toBe(1024);
+    const refused = await page.goto("http://elsewhere.test/");
+    expect(refused?.status()).toBe(403);
+    expect(refused?.headers()["x-egress-blocked"]).toMatch(/allowedDomains: elsewhere\.test is not example\.com/);
     await client.disconnect();
+    await h.client.stopBrowser({ projectId: project, browserId: fitted.id });
+  });
+
+  test("a browser with a profile launches cold", async () => {
+    await h.service.warmPoolFilled();
+    const idle = await h.chromiumIds();
+    const profile = await h.client.createProfile({ projectId: project, name: "cold" });
+    const cold = await create({ screenWidth: 1920, screenHeight: 1080, record: false, profileId: profile.id });
+    expect(idle).not.toContain(cold.id);
     await h.client.stopBrowser({ projectId: project, browserId: cold.id });
     await eventually(async () => ((await h.chromiumIds()).includes(cold.id) ? undefined : true));
   });
@@ -99,7 +159,8 @@ describe("warm pool", () => {
   test("/metrics: acquisitions warm and cold, browsers by state, the warm target, CDP bytes and connections", async () => {
     await h.service.warmPoolFilled();
     const warm = await create();
-    const cold = await create({ screenWidth: 900, screenHeight: 700, record: false });
+    const profile = await h.client.createProfile({ projectId: project, name: "metrics" });
+    const cold = await create({ screenWidth: 900, screenHeight: 700, record: false, profileId: profile.id });
     const client = await puppeteer.connect({ browserWSEndpoint: cold.cdpUrl, defaultViewport: null });
     await (await client.newPage()).evaluate(() => document.title);
 

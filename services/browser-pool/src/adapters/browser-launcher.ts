@@ -1,9 +1,15 @@
 import type { LaunchExtras, Launched, Launcher } from "../app/ports";
 import type { BrowserDriver, RunningBrowser } from "../domain/browser-driver";
 import type { BrowserHandle } from "../domain/events";
-import type { BrowserSettings, CustomProxy, ProxyCredentials } from "../domain/browser-settings";
+import {
+  type BrowserSettings,
+  type CustomProxy,
+  type ProxyCredentials,
+  WARM_SETTINGS,
+} from "../domain/browser-settings";
 import type { EgressPolicy } from "@bas/egress-policy";
 import { InvalidArgumentError } from "@bas/errors";
+import { resizeWindows } from "./cdp/window-size";
 import {
   checkedAddress,
   type NetworkProxy,
@@ -45,18 +51,30 @@ export function createLauncher(options: LauncherOptions): Launcher {
     return url.href;
   }
 
-  /** Every browser gets an egress proxy; it chains to an upstream when the browser asked for a country or its own. */
-  async function startProxy(settings: BrowserSettings, id: string, handle?: BrowserHandle, upstream?: string) {
+  /**
+   * How a browser's egress proxy goes out: through the caller's own proxy, a country's upstream, or direct; and the
+   * domains it may reach (a browser recorded before allowedDomains existed, adopted after a restart, has no limit).
+   */
+  async function routeFor(settings: BrowserSettings, credentials: ProxyCredentials | undefined) {
     const country = settings.proxyCountryCode;
+    const upstreamUrl = settings.customProxy
+      ? await customUpstream(settings.customProxy, credentials)
+      : country === null
+        ? null
+        : upstreamFor(options.proxyUpstreamTemplate, country);
+    return { upstreamUrl, allowedDomains: settings.allowedDomains ?? null };
+  }
+
+  /** Every browser gets an egress proxy of its own. */
+  async function startProxy(
+    settings: BrowserSettings,
+    id: string,
+    credentials?: ProxyCredentials,
+    handle?: BrowserHandle,
+  ) {
+    const route = await routeFor(settings, credentials);
     const listen = await driver.egressAddress(id, handle);
-    return startNetworkProxy({
-      listen,
-      upstreamUrl: upstream ?? (country === null ? null : upstreamFor(options.proxyUpstreamTemplate, country)),
-      policy: options.egressPolicy,
-      resolve: options.resolve,
-      // A browser recorded before allowedDomains existed (adopted after a restart) has no limit.
-      allowedDomains: settings.allowedDomains ?? null,
-    });
+    return startNetworkProxy({ listen, ...route, policy: options.egressPolicy, resolve: options.resolve });
   }
 
   function launched(id: string, running: RunningBrowser, networkProxy: NetworkProxy, settings: BrowserSettings) {
@@ -75,15 +93,20 @@ export function createLauncher(options: LauncherOptions): Launcher {
   }
 
   return {
+    async fit(browser, settings, extras = {}) {
+      browser.networkProxy.reroute(await routeFor(settings, extras.proxyCredentials));
+      browser.metered = settings.proxyCountryCode !== null;
+      if (settings.screenWidth !== WARM_SETTINGS.screenWidth || settings.screenHeight !== WARM_SETTINGS.screenHeight) {
+        await resizeWindows(browser.running.handle, settings.screenWidth, settings.screenHeight);
+      }
+    },
+
     checkCustomProxy: async (proxy) => {
       await customUpstream(proxy, undefined);
     },
 
     async launch(id: string, settings: BrowserSettings, extras: LaunchExtras = {}): Promise<Launched> {
-      const upstream = settings.customProxy
-        ? await customUpstream(settings.customProxy, extras.proxyCredentials)
-        : undefined;
-      const networkProxy = await startProxy(settings, id, undefined, upstream);
+      const networkProxy = await startProxy(settings, id, extras.proxyCredentials);
       try {
         const running = await driver.launch({
           browserId: id,
@@ -108,8 +131,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
       const running = await driver.adopt(id, handle);
       if (!running) return undefined;
       try {
-        const upstream = settings.customProxy ? await customUpstream(settings.customProxy, undefined) : undefined;
-        return launched(id, running, await startProxy(settings, id, handle, upstream), settings);
+        return launched(id, running, await startProxy(settings, id, undefined, handle), settings);
       } catch {
         await running.kill();
         return undefined;

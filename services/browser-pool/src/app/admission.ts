@@ -35,7 +35,10 @@ export function createAdmission(deps: AdmissionDeps) {
       }
       return { active, limit };
     },
-    /** Takes a slot or throws LimitExceededError; the returned function gives the slot back. */
+    /**
+     * Takes a slot or throws LimitExceededError; the returned function gives the slot back (once; later calls do
+     * nothing). Give it back in the same synchronous step the browser joins `local`, so it never counts twice.
+     */
     async admit(projectId: string): Promise<() => void> {
       const elsewhere = await deps.countElsewhere(projectId);
       const mine = pending.get(projectId) ?? 0;
@@ -48,7 +51,10 @@ export function createAdmission(deps: AdmissionDeps) {
       );
       pending.set(projectId, mine + 1);
       pendingTotal += 1;
+      let held = true;
       return () => {
+        if (!held) return;
+        held = false;
         const left = (pending.get(projectId) ?? 1) - 1;
         if (left > 0) pending.set(projectId, left);
         else pending.delete(projectId);

@@ -131,8 +131,13 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     if (last) await deps.settle(last.sequence);
   }
 
-  function serve(id: string, state: BrowserState, launched: Launched) {
+  /**
+   * Puts a started browser in service; `release` gives back its admission slot in the same step, as from now on it is
+   * counted as running.
+   */
+  function serve(id: string, state: BrowserState, launched: Launched, release: () => void) {
     if (state.status !== "active") throw new Error(`browser ${id} is ${state.status}, not active`);
+    release();
     live.add({
       id,
       projectId: state.projectId,
@@ -244,12 +249,14 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         cdpUrl: cdpUrlFor(config.cdpPublicUrl, id, secret),
       };
       if (warm) {
+        // Fitted before anything is recorded: a browser that cannot be fitted is ended, and nothing is left behind.
+        await deps.launcher.fit(warm, settings, { proxyCredentials }).catch(disposing(warm));
         const handled = await decide(id, {
           type: "RequestBrowser",
           request,
           launched: { handle: warm.running.handle },
         }).catch(disposing(warm));
-        serve(id, handled.state, warm);
+        serve(id, handled.state, warm, release);
         await settled(handled);
         acquired("warm");
         return { view: viewFromState(id, handled.state), secret };
@@ -285,7 +292,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         await launched.dispose();
         await freeProfile();
       } else {
-        serve(id, started.state, launched);
+        serve(id, started.state, launched, release);
       }
       await settled(started);
       if (started.events.length > 0) acquired("cold");

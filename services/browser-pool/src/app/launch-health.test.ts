@@ -11,6 +11,7 @@ function scriptedLauncher(outcomes: Array<"ok" | Error>): Launcher {
       return { id } as Launched;
     },
     adopt: async () => undefined,
+    fit: async () => undefined,
     checkCustomProxy: async () => undefined,
   };
 }

@@ -111,7 +111,17 @@ export interface EgressProxy {
   readonly address: EgressAddress;
   /** Bytes between the browser and the proxy, both directions, since the proxy started. */
   bytes(): number;
+  /** From now on, goes out this way (a warm browser handed out with settings of its own). */
+  reroute(route: EgressRoute): void;
   close(): Promise<void>;
+}
+
+/** Where a browser's egress proxy sends what it lets out, and what it lets out. */
+export interface EgressRoute {
+  /** Upstream proxy to chain to (a country's, or the caller's own), or null to go direct. */
+  upstreamUrl: string | null;
+  /** The only hosts the browser may reach; null = no limit. */
+  allowedDomains: readonly string[] | null;
 }
 
 /** A browser with its egress proxy: what the pool hands out and tears down as one. */
@@ -135,6 +145,11 @@ export interface LaunchExtras {
 
 export interface Launcher {
   launch(id: string, settings: BrowserSettings, extras?: LaunchExtras): Promise<Launched>;
+  /**
+   * Fits a warm browser (launched with WARM_SETTINGS) to a request's settings before it is handed out: route and
+   * domain limit of its proxy, its window size. Only for settings `isWarmEligible` accepts.
+   */
+  fit(browser: Launched, settings: BrowserSettings, extras?: LaunchExtras): Promise<void>;
   /** Refuses (InvalidArgumentError) a custom proxy the egress policy closes or whose name does not resolve. */
   checkCustomProxy(proxy: CustomProxy): Promise<void>;
   /** Undefined when the browser is gone, or its proxy cannot be opened where the browser expects it. */

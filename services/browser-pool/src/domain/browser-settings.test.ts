@@ -21,10 +21,9 @@ test("defaults: proxy in us, 1920x1080, no profile; a null proxy means none", ()
   expect(resolveSettings({ proxyCountryCode: null }).proxyCountryCode).toBeNull();
 });
 
-test("allowedDomains are recorded lowercase without duplicates; empty means no limit; limited browsers are never warm", () => {
+test("allowedDomains are recorded lowercase without duplicates; empty means no limit", () => {
   const settings = resolveSettings({ allowedDomains: ["Example.COM", "*.Shop.test", "example.com", "127.0.0.1"] });
   expect(settings.allowedDomains).toEqual(["example.com", "*.shop.test", "127.0.0.1"]);
-  expect(isWarmEligible(settings)).toBe(false);
   expect(resolveSettings({ allowedDomains: [] }).allowedDomains).toBeNull();
   expect(resolveSettings({ allowedDomains: null }).allowedDomains).toBeNull();
 });
@@ -61,7 +60,9 @@ test("a custom proxy overrides the country and is recorded without its credentia
   expect(proxyCredentialsOf(input)).toEqual({ username: "u", password: "p" });
   expect(proxyCredentialsOf({ customProxy: { host: "10.0.0.1", port: 3128 } })).toBeUndefined();
   expect(resolveSettings({ customProxy: { host: "[::1]", port: 1 } }).customProxy?.authenticated).toBe(false);
-  expect(isWarmEligible(resolveSettings({ customProxy: { host: "proxy.example.com", port: 80 } }))).toBe(false);
+  expect(isWarmEligible(resolveSettings({ customProxy: { host: "proxy.example.com", port: 80 } }))).toBe(true);
+  const inspecting = { host: "proxy.example.com", port: 80, ignoreCertErrors: true };
+  expect(isWarmEligible(resolveSettings({ customProxy: inspecting }))).toBe(false);
 });
 
 test.each([
@@ -79,12 +80,13 @@ test.each([
   );
 });
 
-test("only requests for exactly the warm configuration may take a warm browser", () => {
+test("every request but one with a profile (or a TLS-inspecting proxy) may take a warm browser, fitted to it", () => {
   expect(isWarmEligible(WARM_SETTINGS)).toBe(true);
   expect(isWarmEligible(resolveSettings({ screenWidth: 1920, screenHeight: 1080, record: true }))).toBe(true);
-  expect(isWarmEligible(resolveSettings({ screenWidth: 1280, screenHeight: 720 }))).toBe(false);
-  expect(isWarmEligible(resolveSettings({ proxyCountryCode: "de" }))).toBe(false);
-  expect(isWarmEligible(resolveSettings({ proxyCountryCode: null }))).toBe(false);
+  expect(isWarmEligible(resolveSettings({ screenWidth: 1280, screenHeight: 720 }))).toBe(true);
+  expect(isWarmEligible(resolveSettings({ proxyCountryCode: "de" }))).toBe(true);
+  expect(isWarmEligible(resolveSettings({ proxyCountryCode: null }))).toBe(true);
+  expect(isWarmEligible(resolveSettings({ allowedDomains: ["example.com"] }))).toBe(true);
   expect(isWarmEligible(resolveSettings({ profileId: "5f0c6c1e-8a43-4d5e-9a3b-1c2d3e4f5a6b" }))).toBe(false);
 });
 

@@ -166,19 +166,13 @@ export function checkMetadata(metadata: Record<string, string>): Record<string, 
 }
 
 /**
- * A warm (pre-launched, idle) browser can serve a request only if the request asks for exactly what warm browsers
- * are launched with. A profile needs its own user data, so it always launches cold; a browser limited to some
- * domains has an egress proxy of its own, started with the limit.
+ * A warm (pre-launched, idle) browser serves every request it can be fitted to when handed out: its egress proxy takes
+ * the request's route (country, none, the caller's own proxy) and allowedDomains, its window the screen size, and
+ * recording starts then anyway. A profile needs its own user data, and ignoring certificate errors is a launch flag:
+ * those two launch cold.
  */
 export function isWarmEligible(settings: BrowserSettings): boolean {
-  return (
-    settings.profileId === null &&
-    settings.customProxy === null &&
-    settings.allowedDomains === null &&
-    settings.proxyCountryCode === DEFAULT_PROXY_COUNTRY &&
-    settings.screenWidth === DEFAULT_SCREEN.width &&
-    settings.screenHeight === DEFAULT_SCREEN.height
-  );
+  return settings.profileId === null && !settings.customProxy?.ignoreCertErrors;
 }
 
 /** The settings warm browsers are launched with. */

@@ -15,6 +15,8 @@ export interface NetworkProxy {
   readonly address: EgressAddress;
   /** Bytes between the browser and the proxy, both directions, since the proxy started. */
   bytes(): number;
+  /** Goes out this way from the next connection on (a warm browser fitted to a request when handed out). */
+  reroute(route: { upstreamUrl: string | null; allowedDomains: readonly string[] | null }): void;
   close(): Promise<void>;
 }
 
@@ -73,11 +75,12 @@ export async function checkedAddress(
 export async function startNetworkProxy(options: NetworkProxyOptions): Promise<NetworkProxy> {
   const { Server, RequestError } = await loadProxyChain();
   let closedBytes = 0;
+  let route = { upstreamUrl: options.upstreamUrl, allowedDomains: options.allowedDomains ?? null };
 
   /** The one address this request may connect to, or a 403 that says why not. */
   async function destination(hostname: string, port: number): Promise<LookupAddress> {
     // The browser's own limit comes first: a host outside it is refused before its name is even resolved.
-    const outside = domainRefusal(hostname, options.allowedDomains ?? null);
+    const outside = domainRefusal(hostname, route.allowedDomains);
     if (outside) throw new RequestError(outside, 403, { [EGRESS_BLOCKED_HEADER]: outside });
     const checked = await checkedAddress(hostname, port, options.policy, options.resolve);
     if ("refused" in checked) {
@@ -94,7 +97,7 @@ export async function startNetworkProxy(options: NetworkProxyOptions): Promise<N
       const pinned = await destination(hostname, port);
       // Through an upstream, proxy-chain would use the lookup for the upstream's own name: the upstream reaches the
       // destination, and a custom upstream's address is checked and pinned when the browser starts.
-      if (options.upstreamUrl) return { upstreamProxyUrl: options.upstreamUrl };
+      if (route.upstreamUrl) return { upstreamProxyUrl: route.upstreamUrl };
       return {
         upstreamProxyUrl: null,
         // Connect to the checked address, never to whatever a second lookup would answer (DNS rebinding).
@@ -119,6 +122,9 @@ export async function startNetworkProxy(options: NetworkProxyOptions): Promise<N
         if (stats) open += stats.srcTxBytes + stats.srcRxBytes;
       }
       return closedBytes + open;
+    },
+    reroute(next) {
+      route = { upstreamUrl: next.upstreamUrl, allowedDomains: next.allowedDomains };
     },
     async close() {
       if (closed) return;
