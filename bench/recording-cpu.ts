@@ -10,7 +10,7 @@ import puppeteer from "puppeteer-core";
 import {
   findProcessesByArgPrefix,
   processGroupOf,
-  processesInGroup,
+  processTree,
 } from "../services/browser-pool/src/adapters/local/proc-fs";
 import { startBrowserStack } from "./browsers/stack";
 
@@ -40,7 +40,8 @@ async function main() {
       const group = chromium && (await processGroupOf(chromium.pid));
       const encoders = await findProcessesByArgPrefix(`${stack.dataDir}/.recordings/${id}`);
       return {
-        chromium: group ? await processesInGroup(group) : [],
+        // Everything the browser started, from its sandbox down (crash-report handlers leave its process group).
+        chromium: group ? await processTree(group) : [],
         ffmpeg: encoders.map((p) => p.pid),
         pool: [poolPid],
       };

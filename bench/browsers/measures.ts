@@ -5,7 +5,7 @@ import { fetchDevtoolsJson } from "../../services/browser-pool/src/adapters/cdp/
 import puppeteer from "puppeteer-core";
 import {
   findProcessesByArgPrefix,
-  groupMemory,
+  treeMemory,
   processGroupOf,
 } from "../../services/browser-pool/src/adapters/local/proc-fs";
 import { summarize } from "../support/stats";
@@ -34,15 +34,16 @@ const settleAt = (stack: BrowserStack, idle: number) =>
 
 /**
  * (a) POST /api/v4/browsers until the first CDP command through cdpUrl is answered; and the stop call's latency.
- * Warm: the pool holds one idle browser before each run. Cold: the pool is empty (WARM_POOL_SIZE=0).
+ * Warm: the pool holds one idle browser before each run. Cold: the pool is empty (WARM_POOL_SIZE=0). `body`: the
+ * settings asked for (a warm browser is fitted to them when handed out).
  */
-export async function acquisition(stack: BrowserStack, runs: number, idle: number) {
+export async function acquisition(stack: BrowserStack, runs: number, idle: number, body: object = {}) {
   const acquire: number[] = [];
   const stop: number[] = [];
   for (let i = 0; i < runs; i++) {
     await settleAt(stack, idle);
     const t0 = performance.now();
-    const browser = await stack.request("POST", "/api/v4/browsers", {});
+    const browser = await stack.request("POST", "/api/v4/browsers", body);
     const cdp = await openCdp(browser.cdpUrl);
     await cdp.send("Browser.getVersion");
     acquire.push(performance.now() - t0);
@@ -57,12 +58,14 @@ export async function acquisition(stack: BrowserStack, runs: number, idle: numbe
 /** (b) create → puppeteer connect → open a local page → stop, one at a time, the warm pool refilled between runs. */
 export async function lifecycle(stack: BrowserStack, runs: number, pageUrl: string, idle: number) {
   const total: number[] = [];
+  const create: number[] = [];
   const stop: number[] = [];
   const gone: number[] = [];
   for (let i = 0; i < runs; i++) {
     await settleAt(stack, idle);
     const t0 = performance.now();
     const browser = await stack.request("POST", "/api/v4/browsers", {});
+    create.push(performance.now() - t0);
     const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
     const page = await client.newPage();
     await page.goto(pageUrl);
@@ -75,7 +78,12 @@ export async function lifecycle(stack: BrowserStack, runs: number, pageUrl: stri
     await until(async () => !(await stack.chromiumIds()).includes(browser.id));
     gone.push(performance.now() - t1);
   }
-  return { lifecycle: summarize(total), stop: summarize(stop), processesGone: summarize(gone) };
+  return {
+    lifecycle: summarize(total),
+    create: summarize(create),
+    stop: summarize(stop),
+    processesGone: summarize(gone),
+  };
 }
 
 /** The socket a sandboxed browser's DevTools is reached through from this host (it has no port here). */
@@ -149,7 +157,8 @@ export async function roundTrips(stack: BrowserStack, total: number, connections
   };
 }
 
-async function browserGroup(stack: BrowserStack, id: string): Promise<number> {
+/** The first process of browser `id` (its sandbox, which leads its process group): the root of all it started. */
+async function browserRoot(stack: BrowserStack, id: string): Promise<number> {
   const [p] = await findProcessesByArgPrefix(`--user-data-dir=${stack.dataDir}/${id}`);
   return (await processGroupOf(p.pid))!;
 }
@@ -164,8 +173,8 @@ export async function memory(stack: BrowserStack, browsers: number, connections:
   const made = [];
   for (let i = 0; i < browsers; i++) made.push(await stack.request("POST", "/api/v4/browsers", {}));
   await sleep(3_000);
-  const perBrowser: Array<Awaited<ReturnType<typeof groupMemory>>> = [];
-  for (const b of made) perBrowser.push(await groupMemory(await browserGroup(stack, b.id)));
+  const perBrowser: Array<Awaited<ReturnType<typeof treeMemory>>> = [];
+  for (const b of made) perBrowser.push(await treeMemory(await browserRoot(stack, b.id)));
   const avg = (key: "rssBytes" | "pssBytes") => perBrowser.reduce((s, m) => s + (m?.[key] ?? 0), 0) / made.length;
 
   // The proxy's cost per idle connection, measured on a proxy alone in its own process after a full GC each time.
@@ -183,13 +192,13 @@ export async function memory(stack: BrowserStack, browsers: number, connections:
     probe.send({ type: "measure" });
     return (await reply("memory")) as { rss: number; heapUsed: number; external: number };
   };
-  const group = await browserGroup(stack, browserId);
-  const before = { proxy: await measure(), chromium: (await groupMemory(group))!.pssBytes };
+  const group = await browserRoot(stack, browserId);
+  const before = { proxy: await measure(), chromium: (await treeMemory(group))!.pssBytes };
   const clients: CdpClient[] = [];
   for (let i = 0; i < connections; i++)
     clients.push(await openCdp(`ws://127.0.0.1:${port}/cdp/${browserId}/${secret}`));
   await sleep(1_000);
-  const after = { proxy: await measure(), chromium: (await groupMemory(group))!.pssBytes };
+  const after = { proxy: await measure(), chromium: (await treeMemory(group))!.pssBytes };
   for (const c of clients) c.close();
   probe.send({ type: "close" });
   for (const b of made) await stack.request("PATCH", `/api/v4/browsers/${b.id}`, { action: "stop" });

@@ -1,4 +1,4 @@
-export { BLOB_REF_PATTERN, InvalidBlobRefError, isBlobRef, newBlobRef } from "./blob-ref";
+export { BLOB_REF_PATTERN, BlobDeletedError, InvalidBlobRefError, isBlobRef, newBlobRef } from "./blob-ref";
 export type { BlobObject, BlobStore, PutBlobOptions } from "./blob-store";
 export { blobBucketName, createNatsBlobStore, type NatsBlobStoreOptions } from "./nats-blob-store";
 export {

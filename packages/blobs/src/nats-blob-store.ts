@@ -3,7 +3,7 @@ import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { type ObjectStore, Objm, StorageType } from "@nats-io/obj";
 import { headers as natsHeaders } from "@nats-io/transport-node";
-import { InvalidBlobRefError, isBlobRef, newBlobRef } from "./blob-ref";
+import { BlobDeletedError, InvalidBlobRefError, isBlobRef, newBlobRef } from "./blob-ref";
 import type { BlobObject, BlobStore, PutBlobOptions } from "./blob-store";
 
 const CONTENT_TYPE = "Content-Type";
@@ -16,6 +16,8 @@ export interface NatsBlobStoreOptions {
   maxAgeMs?: number;
   /** JetStream replicas of the bucket when it is created (NATS_REPLICAS). */
   replicas?: number;
+  /** How often a blob being read is checked for having been deleted meanwhile (default 5 s). */
+  deletionCheckMs?: number;
 }
 
 /** The object-store bucket of a namespace (its stream is `OBJ_<bucket>`). */
@@ -58,6 +60,7 @@ export async function createNatsBlobStore(options: NatsBlobStoreOptions): Promis
     // A broken object (missing chunks) surfaces on the stream, so the reader sees a failed download.
     const stream = Readable.fromWeb(result.data as unknown as WebReadableStream<Uint8Array>);
     result.error.then((err) => err && stream.destroy(err)).catch(() => undefined);
+    watchForDeletion(ref, stream);
     return {
       ref,
       contentType: result.info.headers?.get(CONTENT_TYPE) || "application/octet-stream",
@@ -66,12 +69,35 @@ export async function createNatsBlobStore(options: NatsBlobStoreOptions): Promis
     };
   }
 
+  /**
+   * A blob deleted while it is read would never deliver its remaining chunks, and its reader would wait forever: while
+   * the stream is open, every `deletionCheckMs` its object is looked up, and a deleted one ends the stream with
+   * BlobDeletedError.
+   */
+  function watchForDeletion(ref: string, stream: Readable) {
+    const timer = setInterval(() => {
+      bucket
+        .info(ref)
+        .then((info) => {
+          if (!info || info.deleted) stream.destroy(new BlobDeletedError(ref));
+        })
+        .catch(() => undefined);
+    }, options.deletionCheckMs ?? 5_000);
+    timer.unref();
+    stream.once("close", () => clearInterval(timer));
+  }
+
   async function getBytes(ref: string): Promise<{ data: Uint8Array; contentType: string } | null> {
-    const info = await bucket.info(checked(ref));
-    if (!info || info.deleted) return null;
-    const data = await bucket.getBlob(ref);
-    if (!data) return null;
-    return { data, contentType: info.headers?.get(CONTENT_TYPE) || "application/octet-stream" };
+    const blob = await get(ref);
+    if (!blob) return null;
+    const chunks: Buffer[] = [];
+    try {
+      for await (const chunk of blob.stream) chunks.push(chunk as Buffer);
+    } catch (err) {
+      if (err instanceof BlobDeletedError) return null;
+      throw err;
+    }
+    return { data: new Uint8Array(Buffer.concat(chunks)), contentType: blob.contentType };
   }
 
   async function remove(ref: string): Promise<void> {

@@ -1,7 +1,14 @@
 import { Readable } from "node:stream";
 import { randomBytes } from "node:crypto";
 import { createTestInfra, type TestInfra } from "@bas/testing";
-import { blobBucketName, type BlobStore, createBlobUrlSigner, createNatsBlobStore, InvalidBlobRefError } from "../src";
+import {
+  BlobDeletedError,
+  blobBucketName,
+  type BlobStore,
+  createBlobUrlSigner,
+  createNatsBlobStore,
+  InvalidBlobRefError,
+} from "../src";
 
 let infra: TestInfra;
 let store: BlobStore;
@@ -38,6 +45,15 @@ test("a stream can be stored under a chosen reference; putting it again overwrit
   await store.put(Readable.from([Buffer.from("first")]), { contentType: "video/webm", ref });
   await store.put(Buffer.from("second"), { contentType: "video/webm", ref });
   expect(Buffer.from((await store.getBytes(ref))!.data).toString()).toBe("second");
+});
+
+test("a blob deleted while it is read ends its reader with BlobDeletedError instead of leaving it waiting", async () => {
+  const watched = await createNatsBlobStore({ js: infra.js, namespace: infra.namespace, deletionCheckMs: 100 });
+  const ref = await watched.put(randomBytes(16 * 1024 * 1024), { contentType: "application/octet-stream" });
+  const blob = await watched.get(ref);
+  await watched.delete(ref);
+  await expect(readAll(blob!.stream)).rejects.toThrow(BlobDeletedError);
+  expect(await watched.getBytes(ref)).toBeNull();
 });
 
 test("unknown and deleted references are null; malformed ones are refused", async () => {

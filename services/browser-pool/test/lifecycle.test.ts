@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createNatsEventStore } from "@bas/event-store";
 import puppeteer from "puppeteer-core";
-import { findProcessesByArgPrefix, processGroupOf } from "../src/adapters/local/proc-fs";
+import { commandLineOf, findProcessesByArgPrefix, processGroupOf, processTree } from "../src/adapters/local/proc-fs";
 import { handshake } from "./support/cdp-handshake";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
 import { startTestSite, TEST_PAGE_TITLE } from "./support/test-site";
@@ -44,6 +44,31 @@ test("a browser whose timeout elapses stops by itself, with finishedAt, and its 
   const stopped = await stoppedWith(created.id, "timeout");
   expect(stopped.finishedAt!.getTime()).toBeGreaterThanOrEqual(created.timeoutAt!.getTime());
   await eventually(async () => ((await h.chromiumIds()).includes(created.id) ? undefined : true), 10_000);
+});
+
+test("a stop ends every process the browser started, the crash-report handlers that leave its group included; the answer says stopped at once, and so does a read right after", async () => {
+  const created = await h.client.createBrowser({
+    projectId: project,
+    settings: undefined,
+    timeoutMinutes: 0,
+    metadata: {},
+  });
+  const [chromium] = await findProcessesByArgPrefix(`--user-data-dir=${h.dataDir}/${created.id}`);
+  const root = (await processGroupOf(chromium.pid))!;
+  const tree = await processTree(root);
+  const groups = await Promise.all(tree.map((pid) => processGroupOf(pid)));
+  const commands = await Promise.all(tree.map(async (pid) => (await commandLineOf(pid))?.join(" ") ?? ""));
+  // What a process-group count would miss: Chromium's crash-report handlers start sessions of their own.
+  expect(commands.some((c) => c.includes("crashpad"))).toBe(true);
+  expect(groups.some((g) => g !== root)).toBe(true);
+
+  const stopped = await h.client.stopBrowser({ projectId: project, browserId: created.id });
+  expect(stopped.status).toBe("stopped");
+  expect((await h.client.getBrowser({ projectId: project, browserId: created.id })).status).toBe("stopped");
+  await eventually(async () => {
+    const alive = await Promise.all(tree.map((pid) => processGroupOf(pid)));
+    return alive.every((g) => g === undefined) ? true : undefined;
+  }, 10_000);
 });
 
 test("a browser whose Chromium dies is recorded stopped with reason crash", async () => {

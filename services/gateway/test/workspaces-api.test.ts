@@ -1,16 +1,22 @@
+import { type BlobStore, createNatsBlobStore } from "@bas/blobs";
 import { eventually } from "@bas/testing";
 import { type Stack, startStack } from "./harness";
 
 /** Workspaces over REST: presigned uploads pinned to size and type, listings, downloads, paths, the quota, tenants. */
 let stack: Stack;
+let blobs: BlobStore;
 const QUOTA = 1_000;
 
 beforeAll(async () => {
   stack = await startStack({ sessionsEnv: { WORKSPACE_MAX_BYTES: String(QUOTA) } });
+  blobs = await createNatsBlobStore({ js: stack.infra.js, namespace: stack.infra.namespace });
 });
 afterAll(async () => {
   await stack.close();
 });
+
+/** The blob behind a presigned download URL (`/blobs/<ref>?exp=&sig=`). */
+const blobRefOf = (url: string) => new URL(url).pathname.split("/").pop()!;
 
 async function newWorkspace(name?: string, key?: string): Promise<string> {
   const reply = await stack.request("POST", "/api/v3/workspaces", { body: name ? { name } : {}, key });
@@ -104,7 +110,11 @@ describe("workspaces", () => {
     expect((await stack.request("DELETE", `/api/v3/workspaces/${id}/files?path=in/orders.csv`)).status).toBe(204);
     expect((await listing(id)).files).toEqual([]);
     expect((await stack.request("GET", `/api/v3/workspaces/${id}/size`)).body.usedBytes).toBe(0);
-    // Its bytes are gone too: the old download link finds nothing.
+    // Its bytes are gone too (deleted after the answer): the old download link then finds nothing.
+    await eventually(
+      () => blobs.getBytes(blobRefOf(page.files[0].url)),
+      (found) => found === null,
+    );
     expect((await fetch(page.files[0].url)).status).toBe(404);
   });
 
@@ -181,12 +191,13 @@ describe("workspaces", () => {
     });
 
     // Deleting the workspace deletes its files' bytes too.
-    const urls = (await listing(id, "?includeUrls=true")).files.map((f: { url: string }) => f.url);
+    const urls: string[] = (await listing(id, "?includeUrls=true")).files.map((f: { url: string }) => f.url);
     expect((await stack.request("DELETE", `/api/v3/workspaces/${id}`)).status).toBe(204);
     await eventually(
-      () => Promise.all(urls.map(async (url: string) => (await fetch(url)).status)),
-      (statuses) => statuses.every((s) => s === 404),
+      () => Promise.all(urls.map((url) => blobs.getBytes(blobRefOf(url)))),
+      (found) => found.every((b) => b === null),
     );
+    expect(await Promise.all(urls.map(async (url) => (await fetch(url)).status))).toEqual([404, 404]);
   });
 
   it("lists a page at a time by path, with a prefix", async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { runner } from "@bas/proto";
-import { createTestInfra, type TestInfra } from "@bas/testing";
+import { createTestInfra, eventually, type TestInfra } from "@bas/testing";
 import { createTaskLeases, leaseBucketName } from "../src/adapters/nats/task-leases";
 import {
   type Disposition,
@@ -129,8 +129,11 @@ test("an unreadable assignment is dropped, not retried forever", async () => {
   await publish(id);
   await until(() => seen.length === 1);
   expect(seen).toEqual([id]);
-  const info = await infra.jsm.streams.info(infra.streams.work.stream);
-  expect(info.state.messages).toBe(0);
+  // Both leave the work queue: the junk dropped, the task acked once its handler returned (just after it was seen).
+  await eventually(
+    async () => (await infra.jsm.streams.info(infra.streams.work.stream)).state.messages,
+    (messages) => messages === 0,
+  );
 });
 
 test("task leases: the latest attempt wins and the earlier one learns it at its next check", async () => {

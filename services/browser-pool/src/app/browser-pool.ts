@@ -373,12 +373,46 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     }
   }
 
+  /** Stops this node recorded whose read model rows may not show them yet: browser id → the stop's sequence. */
+  const unsettledStops = new Map<string, number>();
+
+  /**
+   * A caller's stop, answered from the aggregate as soon as the stop is recorded (the CDP endpoint is closed by
+   * then): the caller does not wait for the read model, nor for the tear-down, which follows the answer. Reads of the
+   * browser on this node wait for the read model first (`caughtUp`), so a GET right after still shows the stop.
+   */
+  async function stopNow(id: string, options: StopOptions): Promise<BrowserView> {
+    const answered = deferred();
+    try {
+      const handled = await end(id, { ...options, after: answered.promise });
+      const last = handled.events.at(-1);
+      if (last) {
+        unsettledStops.set(id, last.sequence);
+        void deps.settle(last.sequence).finally(() => {
+          if (unsettledStops.get(id) === last.sequence) unsettledStops.delete(id);
+        });
+      }
+      return viewFromState(id, handled.state);
+    } finally {
+      answered.resolve();
+    }
+  }
+
+  /** Resolves once the read model shows the stops this node answered early: of one browser, or of all. */
+  async function caughtUp(id?: string): Promise<void> {
+    const sequences = id === undefined ? [...unsettledStops.values()] : [unsettledStops.get(id) ?? 0];
+    const latest = Math.max(0, ...sequences);
+    if (latest > 0) await deps.settle(latest);
+  }
+
   return {
     /** A new browser, with its CDP secret (for URLs other than the public one). */
     create,
     /** Room for one more browser of the project, checked before a session is created (nothing is taken). */
     capacity: (projectId: string) => admission.capacity(projectId),
     stop,
+    stopNow,
+    caughtUp,
     /** Whether this node runs the browser now. */
     runs: (id: string) => live.has(id),
     /** The browsers this node runs now. */

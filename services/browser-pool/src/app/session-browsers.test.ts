@@ -17,6 +17,7 @@ function world() {
         (b as { status: string }).status = "stopped";
         return b;
       },
+      caughtUp: async () => undefined,
     },
     readModel: {
       latestForSession: async (sessionId) => {

@@ -7,7 +7,7 @@ import { createKeyedLock } from "./keyed-lock";
 import type { BrowserReadModel } from "./ports";
 
 export interface SessionBrowsersDeps {
-  pool: Pick<BrowserPool, "create" | "stop">;
+  pool: Pick<BrowserPool, "create" | "stop" | "caughtUp">;
   readModel: Pick<BrowserReadModel, "latestForSession">;
   /** Base of the CDP URLs handed to the runner. */
   cdpInternalUrl: string;
@@ -36,6 +36,8 @@ export function createSessionBrowsers(deps: SessionBrowsersDeps) {
       return sessionLock(input.sessionId, async () => {
         if (input.reopened) ended.delete(input.sessionId);
         if (ended.has(input.sessionId)) throw new IllegalStateError("the session has ended");
+        // A caller may just have stopped the session's browser (answered before the read model showed it).
+        await pool.caughtUp();
         const existing = await readModel.latestForSession(input.sessionId);
         if (existing && existing.view.projectId !== input.projectId) {
           throw new IllegalStateError("session belongs to another project");

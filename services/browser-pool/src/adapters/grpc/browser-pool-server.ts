@@ -113,7 +113,9 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
           ).view,
         ),
       getBrowser: async (req: browserPool.GetBrowserRequest) => {
-        const view = await readModel.find(required(req.projectId, "project_id"), browserIdOf(req.browserId));
+        const id = browserIdOf(req.browserId);
+        await pool.caughtUp(id);
+        const view = await readModel.find(required(req.projectId, "project_id"), id);
         if (!view) throw new NotFoundError("Browser not found");
         return toProtoBrowser(view);
       },
@@ -127,6 +129,7 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
             field: ["query", "pageSize"],
           });
         }
+        await pool.caughtUp();
         const { views, total } = await readModel.list(required(req.projectId, "project_id"), { number, size });
         return {
           items: views.map(toProtoBrowser),
@@ -137,10 +140,16 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
       },
       stopBrowser: async (req: browserPool.StopBrowserRequest) => {
         const projectId = required(req.projectId, "project_id");
-        const stopped = await pool.stop(browserIdOf(req.browserId), { reason: "caller", projectId });
-        // The answer is what GET shows (the read model, which stop waited for): a browser stopped before has its
-        // metered traffic and costs there, not in the stop decision.
-        return toProtoBrowser((await readModel.find(projectId, stopped.id)) ?? stopped);
+        const stopped = await pool.stopNow(browserIdOf(req.browserId), { reason: "caller", projectId });
+        // The browser as the stop left it; the metered traffic and costs so far from the read model, which has them
+        // (the aggregate does not), read as it is now rather than waited for.
+        const known = await readModel.find(projectId, stopped.id);
+        const costs = known && {
+          proxyUsedMb: known.proxyUsedMb,
+          proxyCost: known.proxyCost,
+          browserCost: known.browserCost,
+        };
+        return toProtoBrowser({ ...stopped, ...costs });
       },
       acquireBrowser: async (req: browserPool.AcquireBrowserRequest): Promise<browserPool.AcquiredBrowser> => {
         const acquired = await sessions.acquire({

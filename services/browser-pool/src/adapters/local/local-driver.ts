@@ -10,7 +10,7 @@ import { fetchDevtoolsJson } from "../cdp/devtools-json";
 import type { NumberPool } from "../../domain/number-pool";
 import { chromiumArgs } from "./chromium-args";
 import { writeChromiumPolicies } from "./chromium-policy";
-import { commandLineOf, findProcessesByArgPrefix, groupMemory, processGroupOf, signalGroup } from "./proc-fs";
+import { commandLineOf, findProcessesByArgPrefix, processGroupOf, signalGroup, treeMemory } from "./proc-fs";
 import {
   checkSandboxTools,
   SANDBOX_DEVTOOLS_PORT,
@@ -174,7 +174,7 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
         if (exitDetail !== undefined) queueMicrotask(() => listener(exitDetail!));
         else listeners.push(listener);
       },
-      memory: () => groupMemory(handle.pid),
+      memory: () => treeMemory(handle.pid),
       async kill() {
         if (killed) return;
         killed = true;

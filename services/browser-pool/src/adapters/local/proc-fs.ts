@@ -46,9 +46,40 @@ export async function findProcessesByArgPrefix(prefix: string): Promise<Array<{ 
   return found;
 }
 
-/** RSS and PSS summed over the processes of a group, from smaps_rollup. */
-export async function groupMemory(pgid: number): Promise<BrowserMemory | undefined> {
-  const members = await processesInGroup(pgid);
+/** The parent of `pid` (undefined when it is gone or a zombie). */
+async function parentOf(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[0] === "Z" ? undefined : Number(fields[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `root` and every live process descended from it. Unlike its process group this includes what left the group:
+ * Chromium's crash-report handlers start their own sessions, but stay children (inside the sandbox's PID namespace,
+ * of its init), so a browser's tree is everything it started.
+ */
+export async function processTree(root: number): Promise<number[]> {
+  const children = new Map<number, number[]>();
+  for (const pid of await pids()) {
+    const parent = await parentOf(pid);
+    if (parent !== undefined) children.set(parent, [...(children.get(parent) ?? []), pid]);
+  }
+  if ((await parentOf(root)) === undefined) return [];
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]) ?? []));
+  return tree;
+}
+
+/** RSS and PSS summed over a browser's processes (`root` and all it started), from smaps_rollup. */
+export async function treeMemory(root: number): Promise<BrowserMemory | undefined> {
+  return memoryOf(await processTree(root));
+}
+
+async function memoryOf(members: number[]): Promise<BrowserMemory | undefined> {
   if (members.length === 0) return undefined;
   let rssKb = 0;
   let pssKb = 0;

@@ -1,7 +1,31 @@
-import { isBlobRef } from "@bas/blobs";
+import { Readable } from "node:stream";
+import { BlobDeletedError, isBlobRef } from "@bas/blobs";
 import { z } from "zod";
 import { HttpError } from "../../http/http-error";
 import { defineRoute } from "../../http/route";
+
+/**
+ * The blob's stream once its first bytes are there: a blob deleted as it is read (BlobDeletedError) is then still a
+ * 404, where answering at once would have sent 200 and its headers before finding out.
+ */
+async function started(stream: Readable): Promise<Readable> {
+  const chunks = stream[Symbol.asyncIterator]();
+  let first: IteratorResult<Buffer>;
+  try {
+    first = await chunks.next();
+  } catch (err) {
+    if (err instanceof BlobDeletedError) throw new HttpError(404, "Blob not found");
+    throw err;
+  }
+  return Readable.from(
+    (async function* () {
+      if (first.done) return;
+      yield first.value;
+      for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
+    })(),
+    { objectMode: false },
+  );
+}
 
 export const route = defineRoute({
   method: "get",
@@ -27,7 +51,7 @@ export const route = defineRoute({
     const blob = await deps.blobs.get(params.ref);
     if (!blob) throw new HttpError(404, "Blob not found");
     return {
-      body: blob.stream,
+      body: await started(blob.stream),
       type: blob.contentType,
       headers: { "Content-Length": String(blob.size), "Cache-Control": "private, max-age=300" },
     };

@@ -1,0 +1,115 @@
+/**
+ * What an idle browser costs, by Chromium build and launch flags, through browser-pool as deployed (its sandbox, its
+ * flags): PSS and processes of everything each browser started (`processTree`: the crash-report handlers that leave
+ * the process group included), 4 idle browsers per variant, after they settle. Each variant must still do what
+ * clients and our own features need: load a page through the egress proxy, screencast (live view, recordings), and
+ * keep the host's files closed (file:// refused by policy).
+ * Ratios are against full Chromium in headless mode with our default flags, measured in the same run.
+ * `npx tsx bench/browser-memory.ts` (BENCH_BROWSERS=4).
+ */
+import { existsSync } from "node:fs";
+import puppeteer from "puppeteer-core";
+import { startTestSite } from "../services/browser-pool/test/support/test-site";
+import {
+  findProcessesByArgPrefix,
+  processGroupOf,
+  treeMemory,
+} from "../services/browser-pool/src/adapters/local/proc-fs";
+import { type BrowserStack, startBrowserStack } from "./browsers/stack";
+
+const BROWSERS = Number(process.env.BENCH_BROWSERS ?? 4);
+const FULL = "/usr/bin/chromium";
+const SHELL = "/usr/bin/chromium-headless-shell";
+const LEAN_FLAGS = "--in-process-gpu --renderer-process-limit=2";
+
+const VARIANTS: Array<{ name: string; env: Record<string, string> }> = [
+  { name: "chromium --headless (baseline)", env: { CHROMIUM_PATH: FULL } },
+  { name: `chromium ${LEAN_FLAGS}`, env: { CHROMIUM_PATH: FULL, CHROMIUM_EXTRA_ARGS: LEAN_FLAGS } },
+  // Debian's chromium-headless-shell (apt-get install chromium-headless-shell), when this machine has it.
+  ...(existsSync(SHELL)
+    ? [
+        { name: "chromium-headless-shell", env: { CHROMIUM_PATH: SHELL } },
+        {
+          name: `chromium-headless-shell ${LEAN_FLAGS}`,
+          env: { CHROMIUM_PATH: SHELL, CHROMIUM_EXTRA_ARGS: LEAN_FLAGS },
+        },
+      ]
+    : []),
+];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function rootOf(stack: BrowserStack, id: string): Promise<number> {
+  const [p] = await findProcessesByArgPrefix(`--user-data-dir=${stack.dataDir}/${id}`);
+  return (await processGroupOf(p.pid))!;
+}
+
+/** Loads the page through the browser's proxy and takes one screencast frame: what must keep working. */
+async function works(cdpUrl: string, pageUrl: string): Promise<string> {
+  const client = await puppeteer.connect({ browserWSEndpoint: cdpUrl, defaultViewport: null });
+  try {
+    const page = await client.newPage();
+    await page.goto(pageUrl);
+    const title = await page.title();
+    const session = await page.createCDPSession();
+    const frame = new Promise<boolean>((resolve) => {
+      session.once("Page.screencastFrame", () => resolve(true));
+      setTimeout(() => resolve(false), 5_000);
+    });
+    await session.send("Page.startScreencast", { format: "jpeg", quality: 50 });
+    await page.evaluate(() => {
+      document.body.style.background = "#abc";
+    });
+    const screencast = await frame;
+    // The host's files are closed to pages by Chromium's URLBlocklist policy (chromium-policy.ts).
+    const fileBlocked = await page.goto("file:///etc/hostname").then(
+      () => false,
+      (err: Error) => /ERR_BLOCKED_BY_ADMINISTRATOR/.test(err.message),
+    );
+    await page.close();
+    return [
+      title ? "page ok" : "PAGE FAILED",
+      screencast ? "screencast ok" : "SCREENCAST FAILED",
+      fileBlocked ? "file:// blocked" : "FILE:// OPEN",
+    ].join(", ");
+  } finally {
+    await client.disconnect();
+  }
+}
+
+async function main() {
+  const site = await startTestSite();
+  const stack = await startBrowserStack(site.host);
+  const rows: Record<string, Record<string, unknown>> = {};
+  let baseline = 0;
+  try {
+    for (const variant of VARIANTS) {
+      await stack.startPool({ WARM_POOL_SIZE: "0", ...variant.env });
+      const made: Array<{ id: string; cdpUrl: string }> = [];
+      for (let i = 0; i < BROWSERS; i++) made.push(await stack.request("POST", "/api/v4/browsers", {}));
+      const check = await works(made[0].cdpUrl, site.url);
+      await sleep(4_000);
+      const memory = await Promise.all(made.map(async (b) => treeMemory(await rootOf(stack, b.id))));
+      const pss = memory.reduce((s, m) => s + (m?.pssBytes ?? 0), 0) / made.length / 2 ** 20;
+      const processes = memory[0]?.processes ?? 0;
+      baseline ||= pss;
+      rows[variant.name] = {
+        "PSS per idle browser (MB)": Number(pss.toFixed(1)),
+        "vs baseline": Number((pss / baseline).toFixed(2)),
+        processes,
+        works: check,
+      };
+      for (const b of made) await stack.request("PATCH", `/api/v4/browsers/${b.id}`, { action: "stop" });
+    }
+    console.log(`\nIdle browser memory, ${BROWSERS} browsers per variant (target: ≤ 120 MB PSS)`);
+    console.table(rows);
+  } finally {
+    await stack.close();
+    await site.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
