@@ -1,7 +1,3 @@
-import { GrpcInstrumentation } from "@opentelemetry/instrumentation-grpc";
-import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
-import { NodeSDK } from "@opentelemetry/sdk-node";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { z } from "zod";
 import { loadConfig } from "./config";
 
@@ -22,6 +18,16 @@ export function startTelemetry(serviceName: string, env?: NodeJS.ProcessEnv): Te
     env,
   );
   if (config.OTEL_SDK_DISABLED === "true" || !config.OTEL_EXPORTER_OTLP_ENDPOINT) return { shutdown: async () => {} };
+  // Loaded only when tracing is on: the SDK and its exporters cost every service memory and start-up time otherwise
+  // (`npm run bench -- service-startup`). Synchronous, as the instrumentations must be in place before what they
+  // instrument loads.
+  const { NodeSDK } = require("@opentelemetry/sdk-node") as typeof import("@opentelemetry/sdk-node");
+  const { OTLPTraceExporter } =
+    require("@opentelemetry/exporter-trace-otlp-http") as typeof import("@opentelemetry/exporter-trace-otlp-http");
+  const { HttpInstrumentation } =
+    require("@opentelemetry/instrumentation-http") as typeof import("@opentelemetry/instrumentation-http");
+  const { GrpcInstrumentation } =
+    require("@opentelemetry/instrumentation-grpc") as typeof import("@opentelemetry/instrumentation-grpc");
   const sdk = new NodeSDK({
     serviceName,
     traceExporter: new OTLPTraceExporter(),

@@ -30,6 +30,12 @@ export function runIdOf(value: string): string {
   return value.toLowerCase();
 }
 
+/** A workspace id from the caller: anything that is not a UUID cannot name a workspace. */
+export function workspaceIdOf(value: string): string {
+  if (!UUID.test(value)) throw new NotFoundError("Workspace not found");
+  return value.toLowerCase();
+}
+
 export function projectIdOf(value: string): string {
   if (!value || value.length > 200) throw invalid(["project_id"], "project_id is required");
   return value;

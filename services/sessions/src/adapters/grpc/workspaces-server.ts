@@ -1,20 +1,13 @@
 import { isBlobRef } from "@bas/blobs";
-import { InvalidArgumentError, NotFoundError } from "@bas/errors";
+import { InvalidArgumentError } from "@bas/errors";
 import type { workspaces } from "@bas/proto";
 import { type HandlerLog, unaryService } from "@bas/service-kit";
 import type { WorkspaceFileRecord, WorkspaceRecord } from "../../app/ports";
 import type { Workspaces } from "../../app/workspaces";
-import { limitOf, projectIdOf } from "./requests";
+import { limitOf, projectIdOf, workspaceIdOf } from "./requests";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_NAME_CHARS = 100;
 const MAX_CONTENT_TYPE_CHARS = 255;
-
-/** A workspace id from the caller: anything that is not a UUID cannot name a workspace. */
-function workspaceIdOf(value: string): string {
-  if (!UUID.test(value)) throw new NotFoundError("Workspace not found");
-  return value.toLowerCase();
-}
 
 function nameOf(value: string | undefined): string | null {
   if (value === undefined) return null;
