@@ -82,6 +82,13 @@ async function main() {
   const stack = await startBrowserStack(site.host);
   const rows: Record<string, Record<string, unknown>> = {};
   let baseline = 0;
+  const cleanup = async () => {
+    await stack.close();
+    await site.close();
+  };
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => void cleanup().finally(() => process.exit(130)));
+  }
   try {
     for (const variant of VARIANTS) {
       await stack.startPool({ WARM_POOL_SIZE: "0", ...variant.env });
@@ -104,8 +111,7 @@ async function main() {
     console.log(`\nIdle browser memory, ${BROWSERS} browsers per variant (target: ≤ 120 MB PSS)`);
     console.table(rows);
   } finally {
-    await stack.close();
-    await site.close();
+    await cleanup();
   }
 }
 

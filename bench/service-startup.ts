@@ -17,6 +17,7 @@ import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { freePort, waitForExit } from "@bas/embedded-infra";
 import { checkGrpcHealth } from "@bas/service-kit";
+import { findProcessesByArgPrefix, treeMemory } from "../services/browser-pool/src/adapters/local/proc-fs";
 import { buildServices } from "../scripts/build";
 import { SERVICE_NAMES, type ServiceName, stackEnvs } from "../test/support/service-envs";
 import { benchInfra } from "./support/infra";
@@ -103,6 +104,16 @@ async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), "bas-bench-startup-"));
   const stack = await stackEnvs({ ...infra, namespace: `bench${randomBytes(4).toString("hex")}`, dataDir });
   const background: ChildProcess[] = [];
+  const cleanup = async () => {
+    for (const child of background) child.kill("SIGTERM");
+    await Promise.all(background.map((c) => waitForExit(c, 30_000).catch(() => c.kill("SIGKILL"))));
+    rmSync(dataDir, { recursive: true, force: true });
+    await infra.close();
+  };
+  // Interrupted, it still leaves nothing running: its NATS and Postgres go too.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => void cleanup().finally(() => process.exit(130)));
+  }
   try {
     await buildServices();
     // The rest of the deployment, compiled, healthy before anything is measured.
@@ -134,12 +145,53 @@ async function main() {
       }
     }
     print(results);
+    await printAtRest(background, infra.root);
   } finally {
-    for (const child of background) child.kill("SIGTERM");
-    await Promise.all(background.map((c) => waitForExit(c, 30_000).catch(() => c.kill("SIGKILL"))));
-    rmSync(dataDir, { recursive: true, force: true });
-    await infra.close();
+    await cleanup();
   }
+}
+
+/**
+ * The whole control plane at rest, as shipped: the five compiled services, NATS and Postgres (with all their
+ * processes), no browsers, PSS summed (shared pages counted once across them).
+ */
+async function printAtRest(services: ChildProcess[], infraRoot: string) {
+  await sleep(SETTLE_MS);
+  const parts: Array<[string, number[]]> = [["five services (compiled)", services.map((c) => c.pid!)]];
+  for (const [name, dir] of [
+    ["NATS", "nats"],
+    ["Postgres", "pg"],
+  ]) {
+    const found = await findProcessesByArgPrefix(join(infraRoot, dir));
+    // The oldest process naming the folder is the server; what it started is below it.
+    parts.push([
+      name,
+      found
+        .map((p) => p.pid)
+        .sort((a, b) => a - b)
+        .slice(0, 1),
+    ]);
+  }
+  let totalPss = 0;
+  let totalProcesses = 0;
+  console.log("control plane at rest (no browsers), PSS");
+  for (const [name, roots] of parts) {
+    let pss = 0;
+    let processes = 0;
+    for (const root of roots) {
+      const m = await treeMemory(root);
+      pss += m?.pssBytes ?? 0;
+      processes += m?.processes ?? 0;
+    }
+    totalPss += pss;
+    totalProcesses += processes;
+    console.log(`  ${name.padEnd(32)}${`${(pss / 2 ** 20).toFixed(0)} MB`.padStart(10)}  ${processes} processes`);
+  }
+  console.log(
+    `  ${"all".padEnd(32)}${`${(totalPss / 2 ** 20).toFixed(0)} MB`.padStart(10)}  ${totalProcesses} processes (target ≤ 350 MB)`,
+  );
+  if (process.env.NATS_URL || process.env.DATABASE_URL)
+    console.log("  (NATS or Postgres given from outside: not counted)");
 }
 
 function print(results: Map<string, { startupMs: number; rssMb: number }[]>) {
