@@ -18,14 +18,6 @@ export class InvalidBlobRefError extends Error {
   }
 }
 
-/** The blob was deleted while it was being read: what was read of it is not the whole. */
-export class BlobDeletedError extends Error {
-  override name = "BlobDeletedError";
-  constructor(readonly ref: string) {
-    super(`blob ${ref} was deleted while it was read`);
-  }
-}
-
 const EXTENSIONS: Record<string, string> = {
   "image/png": "png",
   "image/jpeg": "jpg",

@@ -1,11 +1,19 @@
 import type { Readable } from "node:stream";
 
+/** The blob was deleted while it was being read: what was read of it is not the whole. */
+export class BlobDeletedError extends Error {
+  override name = "BlobDeletedError";
+  constructor(readonly ref: string) {
+    super(`blob ${ref} was deleted while it was read`);
+  }
+}
+
 /** A stored blob's bytes as a stream, with what is needed to serve it. */
 export interface BlobObject {
   ref: string;
   contentType: string;
   size: number;
-  /** The content; read it once. */
+  /** The content; read it once. It ends with BlobDeletedError if the blob is deleted before it is all read. */
   stream: Readable;
 }
 

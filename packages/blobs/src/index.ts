@@ -1,5 +1,5 @@
-export { BLOB_REF_PATTERN, BlobDeletedError, InvalidBlobRefError, isBlobRef, newBlobRef } from "./blob-ref";
-export type { BlobObject, BlobStore, PutBlobOptions } from "./blob-store";
+export { BLOB_REF_PATTERN, InvalidBlobRefError, isBlobRef, newBlobRef } from "./blob-ref";
+export { type BlobObject, BlobDeletedError, type BlobStore, type PutBlobOptions } from "./blob-store";
 export { blobBucketName, createNatsBlobStore, type NatsBlobStoreOptions } from "./nats-blob-store";
 export {
   type BlobUrlSigner,

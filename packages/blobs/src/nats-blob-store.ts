@@ -3,8 +3,8 @@ import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { type ObjectStore, Objm, StorageType } from "@nats-io/obj";
 import { headers as natsHeaders } from "@nats-io/transport-node";
-import { BlobDeletedError, InvalidBlobRefError, isBlobRef, newBlobRef } from "./blob-ref";
-import type { BlobObject, BlobStore, PutBlobOptions } from "./blob-store";
+import { InvalidBlobRefError, isBlobRef, newBlobRef } from "./blob-ref";
+import { type BlobObject, BlobDeletedError, type BlobStore, type PutBlobOptions } from "./blob-store";
 
 const CONTENT_TYPE = "Content-Type";
 
