@@ -26,7 +26,7 @@ import { createRedactor } from "../services/runner/src/domain/secrets";
 import { launchTestChromium } from "../test/support/chromium";
 import { LOGIN_ACCOUNT, SITE_PATHS, startFixtureSites } from "../test/fixtures/sites";
 import {
-  lastInputText,
+  indexOf,
   type RecordedRequest,
   type ScriptStep,
   startScriptedLlm,
@@ -37,16 +37,6 @@ import { percentile } from "./support/stats";
 
 const STEPS = Number(process.env.STEPS ?? 24);
 const MAX_CHARS = 40_000;
-
-function indexOf(request: RecordedRequest, pattern: RegExp, nth = 0): number {
-  const found: number[] = [];
-  for (const line of lastInputText(request).split("\n")) {
-    const match = /^\[(\d+)\](.*)$/.exec(line);
-    if (match && pattern.test(match[2])) found.push(Number(match[1]));
-  }
-  if (!found.length) throw new Error(`no element matching ${pattern}`);
-  return found[nth % found.length];
-}
 
 type Action = (req: RecordedRequest, i: number) => [string, Record<string, unknown>];
 

@@ -10,12 +10,9 @@
 import { existsSync } from "node:fs";
 import puppeteer from "puppeteer-core";
 import { startTestSite } from "../services/browser-pool/test/support/test-site";
-import {
-  findProcessesByArgPrefix,
-  processGroupOf,
-  treeMemory,
-} from "../services/browser-pool/src/adapters/local/proc-fs";
-import { type BrowserStack, startBrowserStack } from "./browsers/stack";
+import { treeMemory } from "../services/browser-pool/src/adapters/local/proc-fs";
+import { browserRoot } from "./browsers/measures";
+import { startBrowserStack } from "./browsers/stack";
 
 const BROWSERS = Number(process.env.BENCH_BROWSERS ?? 4);
 const FULL = "/usr/bin/chromium";
@@ -38,11 +35,6 @@ const VARIANTS: Array<{ name: string; env: Record<string, string> }> = [
 ];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function rootOf(stack: BrowserStack, id: string): Promise<number> {
-  const [p] = await findProcessesByArgPrefix(`--user-data-dir=${stack.dataDir}/${id}`);
-  return (await processGroupOf(p.pid))!;
-}
 
 /** Loads the page through the browser's proxy and takes one screencast frame: what must keep working. */
 async function works(cdpUrl: string, pageUrl: string): Promise<string> {
@@ -96,7 +88,7 @@ async function main() {
       for (let i = 0; i < BROWSERS; i++) made.push(await stack.request("POST", "/api/v4/browsers", {}));
       const check = await works(made[0].cdpUrl, site.url);
       await sleep(4_000);
-      const memory = await Promise.all(made.map(async (b) => treeMemory(await rootOf(stack, b.id))));
+      const memory = await Promise.all(made.map(async (b) => treeMemory(await browserRoot(stack, b.id))));
       const pss = memory.reduce((s, m) => s + (m?.pssBytes ?? 0), 0) / made.length / 2 ** 20;
       const processes = memory[0]?.processes ?? 0;
       baseline ||= pss;

@@ -11,7 +11,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -32,25 +32,6 @@ const command = (way: Way, name: ServiceName) =>
   way === "compiled"
     ? ["--enable-source-maps", join(ROOT, "dist", name, "main.js")]
     : ["--import", "tsx", join(ROOT, "services", name, "src", "main.ts")];
-
-/** kB of resident memory of `pid` and every process below it. */
-function treeRssKb(pid: number): number {
-  const parent = new Map<number, number>();
-  for (const entry of readdirSync("/proc").filter((e) => /^\d+$/.test(e))) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {} // gone meanwhile
-  }
-  const inTree = (p: number): boolean => p === pid || (parent.has(p) && p !== 1 && inTree(parent.get(p)!));
-  return [...parent.keys()].filter(inTree).reduce((sum, p) => {
-    try {
-      return sum + Number(readFileSync(`/proc/${p}/status`, "utf8").match(/VmRSS:\s+(\d+)/)?.[1] ?? 0);
-    } catch {
-      return sum;
-    }
-  }, 0);
-}
 
 async function waitHealthy(child: ChildProcess, healthy: () => Promise<boolean>, log: () => string) {
   const deadline = Date.now() + 60_000;
@@ -92,7 +73,7 @@ async function measure(way: Way, name: ServiceName, env: Record<string, string>,
     await waitHealthy(child, healthy, () => log);
     const startupMs = performance.now() - started;
     await sleep(SETTLE_MS);
-    return { startupMs, rssMb: treeRssKb(child.pid!) / 1024 };
+    return { startupMs, rssMb: ((await treeMemory(child.pid!))?.rssBytes ?? 0) / 2 ** 20 };
   } finally {
     child.kill("SIGTERM");
     await waitForExit(child, 30_000).catch(() => child.kill("SIGKILL"));

@@ -158,7 +158,7 @@ export async function roundTrips(stack: BrowserStack, total: number, connections
 }
 
 /** The first process of browser `id` (its sandbox, which leads its process group): the root of all it started. */
-async function browserRoot(stack: BrowserStack, id: string): Promise<number> {
+export async function browserRoot(stack: BrowserStack, id: string): Promise<number> {
   const [p] = await findProcessesByArgPrefix(`--user-data-dir=${stack.dataDir}/${id}`);
   return (await processGroupOf(p.pid))!;
 }

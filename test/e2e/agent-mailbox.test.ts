@@ -1,13 +1,6 @@
 import { createTransport } from "nodemailer";
 import { VERIFY_TEXTS } from "../fixtures/sites";
-import {
-  lastInputText,
-  offeredTools,
-  promptText,
-  type RecordedRequest,
-  toolCallReply,
-  toolCallsReply,
-} from "../support/scripted-llm";
+import { indexOf, offeredTools, promptText, toolCallReply, toolCallsReply } from "../support/scripted-llm";
 import { type AgentStack, startAgentStack } from "./support/agent-stack";
 
 let stack: AgentStack;
@@ -31,15 +24,6 @@ async function refusal(sending: Promise<unknown>): Promise<{ responseCode?: numb
     return err as { responseCode?: number };
   }
   throw new Error("the mail was accepted but should have been refused");
-}
-
-/** The [index] the agent showed the model for the first element line matching `pattern`. */
-function indexOf(request: RecordedRequest, pattern: RegExp): number {
-  for (const line of lastInputText(request).split("\n")) {
-    const match = /^\[(\d+)\](.*)$/.exec(line);
-    if (match && pattern.test(match[2])) return Number(match[1]);
-  }
-  throw new Error(`no element matching ${pattern}`);
 }
 
 test("the agent waits for the verification mail sent to its inboxEmail and types the code into the site", async () => {

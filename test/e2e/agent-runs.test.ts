@@ -4,6 +4,7 @@ import { connectClient } from "@bas/service-kit";
 import { storedText } from "@bas/testing";
 import { LOGIN_ACCOUNT, LOGIN_TEXTS } from "../fixtures/sites";
 import {
+  indexOf,
   type RecordedRequest,
   lastInputText,
   promptText,
@@ -56,14 +57,6 @@ async function completed(runId: string) {
   const run = await finished(runId);
   if (run.status !== "completed") throw new Error(`run ${runId} ended ${run.status}: ${run.error}`);
   return run;
-}
-
-function indexOf(request: RecordedRequest, pattern: RegExp): number {
-  for (const line of lastInputText(request).split("\n")) {
-    const match = /^\[(\d+)\](.*)$/.exec(line);
-    if (match && pattern.test(match[2])) return Number(match[1]);
-  }
-  throw new Error(`no element matching ${pattern}`);
 }
 
 /** A step the test lets go of when it wants: the run stays busy on it until then. */

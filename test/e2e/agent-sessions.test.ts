@@ -6,13 +6,7 @@ import { runEnv } from "@bas/testing";
 import { promisify } from "node:util";
 import { findChromium } from "@bas/embedded-infra";
 import { LOGIN_ACCOUNT, LOGIN_TEXTS } from "../fixtures/sites";
-import {
-  type RecordedRequest,
-  lastInputText,
-  promptText,
-  toolCallReply,
-  toolCallsReply,
-} from "../support/scripted-llm";
+import { indexOf, lastInputText, promptText, toolCallReply, toolCallsReply } from "../support/scripted-llm";
 import { type AgentStack, startAgentStack } from "./support/agent-stack";
 
 let stack: AgentStack;
@@ -20,15 +14,6 @@ beforeAll(async () => {
   stack = await startAgentStack();
 });
 afterAll(() => stack?.close());
-
-/** The [index] the agent showed the model for the first element line matching `pattern`. */
-function indexOf(request: RecordedRequest, pattern: RegExp): number {
-  for (const line of lastInputText(request).split("\n")) {
-    const match = /^\[(\d+)\](.*)$/.exec(line);
-    if (match && pattern.test(match[2])) return Number(match[1]);
-  }
-  throw new Error(`no element matching ${pattern}`);
-}
 
 async function until(check: () => Promise<boolean> | boolean, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;

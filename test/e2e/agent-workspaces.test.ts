@@ -1,5 +1,5 @@
 import { UPLOAD_TEXTS } from "../fixtures/sites";
-import { lastInputText, offeredTools, promptText, type RecordedRequest, toolCallReply } from "../support/scripted-llm";
+import { indexOf, lastInputText, offeredTools, promptText, toolCallReply } from "../support/scripted-llm";
 import { type AgentStack, startAgentStack } from "./support/agent-stack";
 
 /** Workspaces as a caller and the agent meet them: presigned uploads in, file tools in the task, results out. */
@@ -15,14 +15,6 @@ const ORDERS = "sku,qty,price\nA-1,3,2.50\nB-2,5,1.20\nC-3,1,9.90\n";
 function totalOf(csv: string): string {
   const rows = csv.split("\n").filter((line) => /^[A-Z]-\d,/.test(line));
   return rows.reduce((sum, line) => sum + Number(line.split(",")[1]) * Number(line.split(",")[2]), 0).toFixed(2);
-}
-
-function indexOf(request: RecordedRequest, pattern: RegExp): number {
-  for (const line of lastInputText(request).split("\n")) {
-    const match = /^\[(\d+)\](.*)$/.exec(line);
-    if (match && pattern.test(match[2])) return Number(match[1]);
-  }
-  throw new Error(`no element matching ${pattern}`);
 }
 
 async function uploadThroughPresignedUrl(workspaceId: string, name: string, content: string, contentType: string) {

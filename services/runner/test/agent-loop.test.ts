@@ -1,5 +1,12 @@
-import { httpError, promptText, toolCallReply, toolCallsReply, textReply } from "../../../test/support/scripted-llm";
-import { type AgentHarness, indexOf, startAgentHarness } from "./support/agent-harness";
+import {
+  indexOf,
+  httpError,
+  promptText,
+  toolCallReply,
+  toolCallsReply,
+  textReply,
+} from "../../../test/support/scripted-llm";
+import { type AgentHarness, startAgentHarness } from "./support/agent-harness";
 
 let h: AgentHarness;
 beforeAll(async () => {

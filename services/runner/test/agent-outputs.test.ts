@@ -6,8 +6,8 @@ import { runEnv } from "@bas/testing";
 import { promisify } from "node:util";
 import { findChromium } from "@bas/embedded-infra";
 import { LOGIN_ACCOUNT, LOGIN_TEXTS } from "../../../test/fixtures/sites";
-import { promptText, textReply, toolCallReply, toolCallsReply } from "../../../test/support/scripted-llm";
-import { type AgentHarness, indexOf, startAgentHarness } from "./support/agent-harness";
+import { indexOf, promptText, textReply, toolCallReply, toolCallsReply } from "../../../test/support/scripted-llm";
+import { type AgentHarness, startAgentHarness } from "./support/agent-harness";
 
 let h: AgentHarness;
 beforeAll(async () => {

@@ -1,7 +1,6 @@
 import pino from "pino";
 import { LOGIN_ACCOUNT, LOGIN_TEXTS } from "../../../test/fixtures/sites";
-import { promptText, toolCallReply, toolCallsReply } from "../../../test/support/scripted-llm";
-import { indexOf } from "./support/agent-harness";
+import { indexOf, promptText, toolCallReply, toolCallsReply } from "../../../test/support/scripted-llm";
 import { PROJECT, type RunnerStack, startRunnerStack } from "./support/runner-stack";
 
 const logLines: string[] = [];

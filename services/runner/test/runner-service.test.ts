@@ -1,8 +1,7 @@
 import { browserPool } from "@bas/proto";
 import { connectClient } from "@bas/service-kit";
 import { scrapeMetrics, sumOf } from "@bas/testing";
-import { httpError, promptText, toolCallReply, toolCallsReply } from "../../../test/support/scripted-llm";
-import { indexOf } from "./support/agent-harness";
+import { indexOf, httpError, promptText, toolCallReply, toolCallsReply } from "../../../test/support/scripted-llm";
 import { type RunnerStack, startRunnerStack } from "./support/runner-stack";
 
 let stack: RunnerStack;

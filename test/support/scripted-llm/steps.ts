@@ -40,6 +40,21 @@ export function lastInputText(request: RecordedRequest): string {
   return last ? messageText(last) : "";
 }
 
+/**
+ * The [index] the agent showed the model for an element line matching `pattern` (e.g. /<button>Search/): the first,
+ * or the `nth` (counting round).
+ */
+export function indexOf(request: RecordedRequest, pattern: RegExp, nth = 0): number {
+  const text = lastInputText(request);
+  const found: number[] = [];
+  for (const line of text.split("\n")) {
+    const match = /^\[(\d+)\](.*)$/.exec(line);
+    if (match && pattern.test(match[2])) found.push(Number(match[1]));
+  }
+  if (!found.length) throw new Error(`no element matching ${pattern} in the observation:\n${text.slice(0, 3000)}`);
+  return found[nth % found.length];
+}
+
 /** Names of the tools the request offered the model. */
 export function offeredTools(request: RecordedRequest): string[] {
   const tools: any[] = request.body?.tools ?? [];

@@ -1,10 +1,5 @@
 import { startFixtureSites, type FixtureSites } from "../../../../test/fixtures/sites";
-import {
-  lastInputText,
-  type RecordedRequest,
-  type ScriptedLlm,
-  startScriptedLlm,
-} from "../../../../test/support/scripted-llm";
+import { type ScriptedLlm, startScriptedLlm } from "../../../../test/support/scripted-llm";
 import { CdpBrowserDriver } from "../../src/adapters/cdp/cdp-browser-driver";
 import { runScript } from "../../src/adapters/node/script-runner";
 import { OpenAiChat } from "../../src/adapters/openai/openai-chat";
@@ -113,14 +108,4 @@ export async function startAgentHarness(): Promise<AgentHarness> {
       await Promise.all([sites.close(), llm.close(), chrome.close()]);
     },
   };
-}
-
-/** The [index] the agent showed the model for the first element line matching `pattern` (e.g. /<button>Search/). */
-export function indexOf(request: RecordedRequest, pattern: RegExp): number {
-  const text = lastInputText(request);
-  for (const line of text.split("\n")) {
-    const match = /^\[(\d+)\](.*)$/.exec(line);
-    if (match && pattern.test(match[2])) return Number(match[1]);
-  }
-  throw new Error(`no element matching ${pattern} in the observation:\n${text.slice(0, 3000)}`);
 }

@@ -1,11 +1,11 @@
 import {
+  indexOf,
   promptText,
   type RecordedRequest,
   type ScriptedReply,
   type ScriptedUsage,
   toolCallReply,
 } from "../../../../test/support/scripted-llm";
-import { indexOf } from "./agent-harness";
 
 /** The [index] of the counter's Press button in the page the agent showed the model. */
 export const pressIndex = (req: RecordedRequest) => indexOf(req, /<button>Press/);

@@ -5,17 +5,21 @@ import type { BrowserMemory } from "../../domain/browser-driver";
 
 const pids = async (): Promise<number[]> => (await readdir("/proc")).filter((name) => /^\d+$/.test(name)).map(Number);
 
-/** The process group of `pid`, or undefined when it is gone. */
-export async function processGroupOf(pid: number): Promise<number | undefined> {
+/** The parent and process group of a live process; undefined when it is gone or a zombie. */
+async function statOf(pid: number): Promise<{ ppid: number; pgrp: number } | undefined> {
   try {
     const stat = await readFile(`/proc/${pid}/stat`, "utf8");
     // Fields after the command name (which may itself hold spaces and parentheses): state ppid pgrp ...
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (fields[0] === "Z") return undefined;
-    return Number(fields[2]);
+    return fields[0] === "Z" ? undefined : { ppid: Number(fields[1]), pgrp: Number(fields[2]) };
   } catch {
     return undefined;
   }
+}
+
+/** The process group of `pid`, or undefined when it is gone. */
+export async function processGroupOf(pid: number): Promise<number | undefined> {
+  return (await statOf(pid))?.pgrp;
 }
 
 export async function commandLineOf(pid: number): Promise<string[] | undefined> {
@@ -46,17 +50,6 @@ export async function findProcessesByArgPrefix(prefix: string): Promise<Array<{ 
   return found;
 }
 
-/** The parent of `pid` (undefined when it is gone or a zombie). */
-async function parentOf(pid: number): Promise<number | undefined> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[0] === "Z" ? undefined : Number(fields[1]);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * `root` and every live process descended from it. Unlike its process group this includes what left the group:
  * Chromium's crash-report handlers start their own sessions, but stay children (inside the sandbox's PID namespace,
@@ -65,10 +58,10 @@ async function parentOf(pid: number): Promise<number | undefined> {
 export async function processTree(root: number): Promise<number[]> {
   const children = new Map<number, number[]>();
   for (const pid of await pids()) {
-    const parent = await parentOf(pid);
+    const parent = (await statOf(pid))?.ppid;
     if (parent !== undefined) children.set(parent, [...(children.get(parent) ?? []), pid]);
   }
-  if ((await parentOf(root)) === undefined) return [];
+  if ((await statOf(root)) === undefined) return [];
   const tree = [root];
   for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]) ?? []));
   return tree;
