@@ -4,12 +4,14 @@
  * the process group included), 4 idle browsers per variant, after they settle. Each variant must still do what
  * clients and our own features need: load a page through the egress proxy, screencast (live view, recordings), and
  * keep the host's files closed (file:// refused by policy).
- * Ratios are against full Chromium in headless mode with our default flags, measured in the same run.
+ * Ratios are against full Chromium in headless mode with our flags as they were before the omnibox's WebUI was
+ * turned off, measured in the same run.
  * `npx tsx bench/browser-memory.ts` (BENCH_BROWSERS=4).
  */
 import { existsSync } from "node:fs";
 import puppeteer from "puppeteer-core";
 import { startTestSite } from "../services/browser-pool/test/support/test-site";
+import { DISABLED_FEATURES } from "../services/browser-pool/src/adapters/local/chromium-args";
 import { treeMemory } from "../services/browser-pool/src/adapters/local/proc-fs";
 import { browserRoot } from "./browsers/measures";
 import { startBrowserStack } from "./browsers/stack";
@@ -19,8 +21,15 @@ const FULL = "/usr/bin/chromium";
 const SHELL = "/usr/bin/chromium-headless-shell";
 const LEAN_FLAGS = "--in-process-gpu --renderer-process-limit=2";
 
+/** Our flags as they were: the omnibox's WebUI popups preloaded (a later `--disable-features` replaces ours). */
+const OMNIBOX_WEBUI = `--disable-features=${DISABLED_FEATURES.filter((f) => !f.startsWith("WebUIOmnibox")).join(",")}`;
+
 const VARIANTS: Array<{ name: string; env: Record<string, string> }> = [
-  { name: "chromium --headless (baseline)", env: { CHROMIUM_PATH: FULL } },
+  {
+    name: "chromium, omnibox WebUI preloaded (before)",
+    env: { CHROMIUM_PATH: FULL, CHROMIUM_EXTRA_ARGS: OMNIBOX_WEBUI },
+  },
+  { name: "chromium --headless, our flags", env: { CHROMIUM_PATH: FULL } },
   { name: `chromium ${LEAN_FLAGS}`, env: { CHROMIUM_PATH: FULL, CHROMIUM_EXTRA_ARGS: LEAN_FLAGS } },
   // Debian's chromium-headless-shell (apt-get install chromium-headless-shell), when this machine has it.
   ...(existsSync(SHELL)

@@ -24,6 +24,9 @@ export async function startBrowserStack(egressAllow = "") {
     freePort(),
   ]);
   const key = `bas_bench_${randomBytes(16).toString("hex")}`;
+  // Its own node id: a node takes over the browsers its id left in the read model, and with DATABASE_URL two
+  // benchmarks share one.
+  const nodeId = `bench-${randomBytes(3).toString("hex")}`;
   const common = {
     NATS_URL: infra.natsUrl,
     DATABASE_URL: infra.databaseUrl,
@@ -53,7 +56,7 @@ export async function startBrowserStack(egressAllow = "") {
       ...common,
       GRPC_PORT: String(poolPort),
       CDP_PORT: String(cdpPort),
-      NODE_ID: "bench-node",
+      NODE_ID: nodeId,
       BROWSER_DATA_DIR: dataDir,
       MAX_BROWSERS_PER_PROJECT: "1000",
       MAX_BROWSERS_PER_NODE: "1000",

@@ -50,7 +50,6 @@ import { createUsageReporter } from "./app/usage-reporter";
 import { createWarmPool } from "./app/warm-pool";
 import type { BrowserPoolConfig } from "./config";
 import type { BrowserDriver } from "./domain/browser-driver";
-import { WARM_SETTINGS } from "./domain/browser-settings";
 import { recordingRefFor } from "./domain/recording";
 
 export interface BrowserPoolServiceDeps {
@@ -194,7 +193,7 @@ export function startBrowserPoolService(
     );
     const warm = createWarmPool({
       size: config.WARM_POOL_SIZE,
-      launch: (id) => launcher.launch(id, WARM_SETTINGS),
+      launch: (id) => launcher.launchWarm(id),
       newId,
       log,
     });

@@ -71,6 +71,22 @@ test("a stop ends every process the browser started, the crash-report handlers t
   }, 10_000);
 });
 
+test("a creation is answered without waiting for the read model, and a read right after still shows the browser", async () => {
+  const own = randomUUID();
+  for (let i = 0; i < 3; i++) {
+    const created = await h.client.createBrowser({
+      projectId: own,
+      settings: undefined,
+      timeoutMinutes: 0,
+      metadata: {},
+    });
+    expect((await h.client.getBrowser({ projectId: own, browserId: created.id })).status).toBe("active");
+    const listed = await h.client.listBrowsers({ projectId: own, pageNumber: 1, pageSize: 10 });
+    expect(listed.items.map((b) => b.id)).toContain(created.id);
+    await h.client.stopBrowser({ projectId: own, browserId: created.id });
+  }
+});
+
 test("a browser whose Chromium dies is recorded stopped with reason crash", async () => {
   const created = await h.client.createBrowser({
     projectId: project,

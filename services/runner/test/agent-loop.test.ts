@@ -194,6 +194,52 @@ test("a stop ends the loop within the step: the model call in flight is abandone
   expect(run.steps).toHaveLength(1);
 });
 
+test("a step's report goes on while the next step looks and decides; the next action waits for it", async () => {
+  const order: string[] = [];
+  let release!: () => void;
+  h.llm.script("pipelined", [
+    toolCallReply("go_to_url", { url: `${h.sites.url}/shop/` }),
+    () => {
+      order.push("model asked for step 2");
+      setTimeout(release, 300);
+      return toolCallReply("go_to_url", { url: `${h.sites.url}/form/` });
+    },
+    toolCallReply("done", { success: true, text: "ok" }),
+  ]);
+  const run = await h.run("pipelined", "Shop, then the form.", {
+    onStep: async (step) => {
+      if (step.step !== 1) return;
+      const [page] = await h.chrome.browser.pages();
+      page.on("request", (r) => r.url().endsWith("/form/") && order.push("form requested"));
+      order.push("report 1 sent");
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      order.push("report 1 done");
+    },
+  });
+  expect(run.outcome).toMatchObject({ kind: "completed", success: true, steps: 3 });
+  expect(order).toEqual(["report 1 sent", "model asked for step 2", "report 1 done", "form requested"]);
+});
+
+test("a failed step report ends the task with its error before the next action", async () => {
+  const requested: string[] = [];
+  h.llm.script("report-fails", [
+    toolCallReply("go_to_url", { url: `${h.sites.url}/shop/` }),
+    toolCallReply("go_to_url", { url: `${h.sites.url}/form/` }),
+    toolCallReply("done", { success: true, text: "never" }),
+  ]);
+  const run = h.run("report-fails", "Shop, then the form.", {
+    onStep: async (step) => {
+      const [page] = await h.chrome.browser.pages();
+      page.on("request", (r) => requested.push(new URL(r.url()).pathname));
+      if (step.step === 1) throw new Error("the sessions service is unavailable");
+    },
+  });
+  await expect(run).rejects.toThrow("the sessions service is unavailable");
+  expect(requested).not.toContain("/form/");
+});
+
 test("model errors are retried with backoff, and a 429's Retry-After is waited out", async () => {
   let firstAt = 0;
   let retriedAt = 0;

@@ -9,7 +9,7 @@ import {
 } from "../domain/browser-settings";
 import type { EgressPolicy } from "@bas/egress-policy";
 import { InvalidArgumentError } from "@bas/errors";
-import { resizeWindows } from "./cdp/window-size";
+import { openWindows } from "./cdp/window-size";
 import {
   checkedAddress,
   type NetworkProxy,
@@ -27,6 +27,8 @@ export interface LauncherOptions {
   /** Host name resolution for the egress proxies (tests map names of their own). */
   resolve?: ResolveHost;
 }
+
+const noop = () => undefined;
 
 /** Every browser comes with its own egress proxy, started before it and closed with it. */
 export function createLauncher(options: LauncherOptions): Launcher {
@@ -85,6 +87,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
       networkProxy,
       metered: settings.proxyCountryCode !== null,
       dispose: () => {
+        void browser.windows?.then((windows) => windows.close(), noop);
         disposing ??= Promise.allSettled([running.kill(), networkProxy.close()]).then(() => undefined);
         return disposing;
       },
@@ -92,36 +95,56 @@ export function createLauncher(options: LauncherOptions): Launcher {
     return browser;
   }
 
+  async function launch(id: string, settings: BrowserSettings, extras: LaunchExtras = {}): Promise<Launched> {
+    const networkProxy = await startProxy(settings, id, extras.proxyCredentials);
+    try {
+      const running = await driver.launch({
+        browserId: id,
+        screenWidth: settings.screenWidth,
+        screenHeight: settings.screenHeight,
+        egress: networkProxy.address,
+        prepareProfile: extras.prepareProfile,
+        ignoreCertificateErrors: settings.customProxy?.ignoreCertErrors ?? false,
+      });
+      return launched(id, running, networkProxy, settings);
+    } catch (err) {
+      await networkProxy.close();
+      throw err;
+    }
+  }
+
   return {
     async fit(browser, settings, extras = {}) {
       browser.networkProxy.reroute(await routeFor(settings, extras.proxyCredentials));
       browser.metered = settings.proxyCountryCode !== null;
-      if (settings.screenWidth !== WARM_SETTINGS.screenWidth || settings.screenHeight !== WARM_SETTINGS.screenHeight) {
-        await resizeWindows(browser.running.handle, settings.screenWidth, settings.screenHeight);
+      // The connection looked up ahead is not kept: from now on the browser is its caller's alone.
+      const ahead = await browser.windows?.catch(() => undefined);
+      browser.windows = undefined;
+      if (settings.screenWidth === WARM_SETTINGS.screenWidth && settings.screenHeight === WARM_SETTINGS.screenHeight) {
+        ahead?.close();
+        return;
       }
+      const windows = ahead ?? (await openWindows(browser.running.handle));
+      try {
+        await windows.resize(settings.screenWidth, settings.screenHeight);
+      } finally {
+        windows.close();
+      }
+    },
+
+    async launchWarm(id) {
+      const browser = await launch(id, WARM_SETTINGS);
+      browser.windows = openWindows(browser.running.handle);
+      // A lookup that failed is done again when the browser is fitted; it must not be an unhandled rejection now.
+      browser.windows.catch(noop);
+      return browser;
     },
 
     checkCustomProxy: async (proxy) => {
       await customUpstream(proxy, undefined);
     },
 
-    async launch(id: string, settings: BrowserSettings, extras: LaunchExtras = {}): Promise<Launched> {
-      const networkProxy = await startProxy(settings, id, extras.proxyCredentials);
-      try {
-        const running = await driver.launch({
-          browserId: id,
-          screenWidth: settings.screenWidth,
-          screenHeight: settings.screenHeight,
-          egress: networkProxy.address,
-          prepareProfile: extras.prepareProfile,
-          ignoreCertificateErrors: settings.customProxy?.ignoreCertErrors ?? false,
-        });
-        return launched(id, running, networkProxy, settings);
-      } catch (err) {
-        await networkProxy.close();
-        throw err;
-      }
-    },
+    launch,
 
     /**
      * Takes over a browser an earlier run of this node launched. Its proxy is opened again where the browser was

@@ -131,6 +131,22 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     if (last) await deps.settle(last.sequence);
   }
 
+  /** Changes this node answered before its read model showed them: browser id → the change's sequence. */
+  const unsettled = new Map<string, number>();
+
+  /**
+   * A creation or a stop answered from the aggregate, without waiting for the read model: reads of the browser on
+   * this node wait for it first (`caughtUp`), so a GET right after still shows the change.
+   */
+  function answeredEarly(id: string, handled: Handled<BrowserEvent, BrowserState>) {
+    const last = handled.events.at(-1);
+    if (!last) return;
+    unsettled.set(id, last.sequence);
+    void deps.settle(last.sequence).finally(() => {
+      if (unsettled.get(id) === last.sequence) unsettled.delete(id);
+    });
+  }
+
   /**
    * Puts a started browser in service; `release` gives back its admission slot in the same step, as from now on it is
    * counted as running.
@@ -257,7 +273,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
           launched: { handle: warm.running.handle },
         }).catch(disposing(warm));
         serve(id, handled.state, warm, release);
-        await settled(handled);
+        answeredEarly(id, handled);
         acquired("warm");
         return { view: viewFromState(id, handled.state), secret };
       }
@@ -294,7 +310,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       } else {
         serve(id, started.state, launched, release);
       }
-      await settled(started);
+      answeredEarly(id, started);
       if (started.events.length > 0) acquired("cold");
       return { view: viewFromState(id, started.state), secret };
     } finally {
@@ -373,34 +389,24 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     }
   }
 
-  /** Stops this node recorded whose read model rows may not show them yet: browser id → the stop's sequence. */
-  const unsettledStops = new Map<string, number>();
-
   /**
    * A caller's stop, answered from the aggregate as soon as the stop is recorded (the CDP endpoint is closed by
-   * then): the caller does not wait for the read model, nor for the tear-down, which follows the answer. Reads of the
-   * browser on this node wait for the read model first (`caughtUp`), so a GET right after still shows the stop.
+   * then): the caller does not wait for the read model, nor for the tear-down, which follows the answer.
    */
   async function stopNow(id: string, options: StopOptions): Promise<BrowserView> {
     const answered = deferred();
     try {
       const handled = await end(id, { ...options, after: answered.promise });
-      const last = handled.events.at(-1);
-      if (last) {
-        unsettledStops.set(id, last.sequence);
-        void deps.settle(last.sequence).finally(() => {
-          if (unsettledStops.get(id) === last.sequence) unsettledStops.delete(id);
-        });
-      }
+      answeredEarly(id, handled);
       return viewFromState(id, handled.state);
     } finally {
       answered.resolve();
     }
   }
 
-  /** Resolves once the read model shows the stops this node answered early: of one browser, or of all. */
+  /** Resolves once the read model shows the changes this node answered early: of one browser, or of all. */
   async function caughtUp(id?: string): Promise<void> {
-    const sequences = id === undefined ? [...unsettledStops.values()] : [unsettledStops.get(id) ?? 0];
+    const sequences = id === undefined ? [...unsettled.values()] : [unsettled.get(id) ?? 0];
     const latest = Math.max(0, ...sequences);
     if (latest > 0) await deps.settle(latest);
   }

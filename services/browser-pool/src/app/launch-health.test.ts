@@ -10,6 +10,9 @@ function scriptedLauncher(outcomes: Array<"ok" | Error>): Launcher {
       if (outcome instanceof Error) throw outcome;
       return { id } as Launched;
     },
+    launchWarm(id) {
+      return this.launch(id, WARM_SETTINGS);
+    },
     adopt: async () => undefined,
     fit: async () => undefined,
     checkCustomProxy: async () => undefined,

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from "@bas/errors";
-import type { Launcher } from "./ports";
+import type { Launched, Launcher } from "./ports";
 
 /** Whether this node can launch a browser now, and if not, why and what to do about it. */
 export interface LaunchHealthReport {
@@ -57,21 +57,23 @@ export function createLaunchHealth(deps: LaunchHealthDeps) {
     report,
     /** The same launcher, with the outcome of every launch recorded. */
     watch(launcher: Launcher): Launcher {
+      async function recorded(launching: Promise<Launched>): Promise<Launched> {
+        try {
+          const launched = await launching;
+          failuresInARow = 0;
+          return launched;
+        } catch (err) {
+          // A caller's mistake (a custom proxy the egress policy refuses) says nothing about launching.
+          if (err instanceof InvalidArgumentError) throw err;
+          failuresInARow += 1;
+          lastFailure = firstLine(err);
+          throw err;
+        }
+      }
       return {
         ...launcher,
-        async launch(id, settings, extras) {
-          try {
-            const launched = await launcher.launch(id, settings, extras);
-            failuresInARow = 0;
-            return launched;
-          } catch (err) {
-            // A caller's mistake (a custom proxy the egress policy refuses) says nothing about launching.
-            if (err instanceof InvalidArgumentError) throw err;
-            failuresInARow += 1;
-            lastFailure = firstLine(err);
-            throw err;
-          }
-        },
+        launch: (id, settings, extras) => recorded(launcher.launch(id, settings, extras)),
+        launchWarm: (id) => recorded(launcher.launchWarm(id)),
       };
     },
   };

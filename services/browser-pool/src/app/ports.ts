@@ -131,8 +131,16 @@ export interface Launched {
   networkProxy: EgressProxy;
   /** Whether the proxy's bytes are billed: only a browser with a proxy country uses the (paid) network proxy. */
   metered: boolean;
+  /** A warm browser's windows, looked up while it waited (see `Launcher.launchWarm`); `fit` takes them. */
+  windows?: Promise<BrowserWindows>;
   /** Ends the browser and closes its proxy. Safe to call twice. */
   dispose(): Promise<void>;
+}
+
+/** The windows of a running browser, over a CDP connection held until `close`. */
+export interface BrowserWindows {
+  resize(width: number, height: number): Promise<void>;
+  close(): void;
 }
 
 /** Starts browsers (with their egress proxies) on this node's driver, or takes over those a previous run left. */
@@ -145,6 +153,8 @@ export interface LaunchExtras {
 
 export interface Launcher {
   launch(id: string, settings: BrowserSettings, extras?: LaunchExtras): Promise<Launched>;
+  /** A browser for the warm pool: WARM_SETTINGS, with what fitting it needs prepared while it waits. */
+  launchWarm(id: string): Promise<Launched>;
   /**
    * Fits a warm browser (launched with WARM_SETTINGS) to a request's settings before it is handed out: route and
    * domain limit of its proxy, its window size. Only for settings `isWarmEligible` accepts.

@@ -65,114 +65,126 @@ export async function runAgent(
     return { fresh: next.fresh };
   };
 
-  for (let step = start.nextStep; step <= task.maxSteps; step++) {
-    if (signal.aborted) return { kind: "stopped", steps: step - 1 };
-    const stepStarted = performance.now();
-    const attributes = { "bas.step": step };
-    let snapshot: PageSnapshot;
-    try {
-      snapshot = await inSpan("agent.observe", { attributes }, () => observe(browser, options, task.vision));
-    } catch (err) {
-      if (browser.isConnected()) throw err;
-      // Nothing was decided yet: the same step again, on the browser as it is now.
-      await reconnect(err);
-      step--;
-      continue;
-    }
-    // The step's screenshot (for the record) is taken while the model thinks, unless the model needed it already;
-    // it is awaited before acting, so it shows the page the model saw and never races a navigation.
-    const screenshot: Promise<Uint8Array | undefined> =
-      snapshot.screenshot || !options.screenshots ? Promise.resolve(snapshot.screenshot) : browser.screenshot();
-    lastPage = redact(renderSnapshot(snapshot, options.maxObserveChars));
-    let reply: ChatResult;
-    try {
-      reply = await inSpan("agent.decide", { attributes }, () =>
-        model.call({
-          messages: stepMessages({
-            task: task.task,
-            earlierTurns: task.earlierTurns,
-            mode: task.mode,
-            secretKeys: task.secretKeys,
-            secretDomains: task.secretDomains,
-            allowedDomains: task.allowedDomains,
-            workspace: !!deps.workspace,
-            ...(deps.mailbox && task.inboxEmail ? { inboxEmail: task.inboxEmail } : {}),
-            step,
-            maxSteps: task.maxSteps,
-            history: renderHistory(records, DEFAULT_HISTORY_OPTIONS),
-            page: lastPage,
-            notes,
-            ...(task.vision && snapshot.screenshot ? { screenshot: snapshot.screenshot } : {}),
-            today: deps.now().toISOString().slice(0, 10),
+  /**
+   * The last step's report, on its way while the next step looks and decides; awaited before that step acts (so a
+   * crash never finds two steps unreported) and before the loop ends, where a failed report is thrown.
+   */
+  let reporting: Promise<void> = Promise.resolve();
+  try {
+    for (let step = start.nextStep; step <= task.maxSteps; step++) {
+      if (signal.aborted) return { kind: "stopped", steps: step - 1 };
+      const stepStarted = performance.now();
+      const attributes = { "bas.step": step };
+      let snapshot: PageSnapshot;
+      try {
+        snapshot = await inSpan("agent.observe", { attributes }, () => observe(browser, options, task.vision));
+      } catch (err) {
+        if (browser.isConnected()) throw err;
+        // Nothing was decided yet: the same step again, on the browser as it is now.
+        await reconnect(err);
+        step--;
+        continue;
+      }
+      // The step's screenshot (for the record) is taken while the model thinks, unless the model needed it already;
+      // it is awaited before acting, so it shows the page the model saw and never races a navigation.
+      const screenshot: Promise<Uint8Array | undefined> =
+        snapshot.screenshot || !options.screenshots ? Promise.resolve(snapshot.screenshot) : browser.screenshot();
+      lastPage = redact(renderSnapshot(snapshot, options.maxObserveChars));
+      let reply: ChatResult;
+      try {
+        reply = await inSpan("agent.decide", { attributes }, () =>
+          model.call({
+            messages: stepMessages({
+              task: task.task,
+              earlierTurns: task.earlierTurns,
+              mode: task.mode,
+              secretKeys: task.secretKeys,
+              secretDomains: task.secretDomains,
+              allowedDomains: task.allowedDomains,
+              workspace: !!deps.workspace,
+              ...(deps.mailbox && task.inboxEmail ? { inboxEmail: task.inboxEmail } : {}),
+              step,
+              maxSteps: task.maxSteps,
+              history: renderHistory(records, DEFAULT_HISTORY_OPTIONS),
+              page: lastPage,
+              notes,
+              ...(task.vision && snapshot.screenshot ? { screenshot: snapshot.screenshot } : {}),
+              today: deps.now().toISOString().slice(0, 10),
+            }),
+            tools,
+            signal,
           }),
-          tools,
-          signal,
+        );
+      } catch (err) {
+        if (signal.aborted) return { kind: "stopped", steps: step - 1 };
+        if (err instanceof BudgetExceededError) {
+          return {
+            kind: "completed",
+            success: false,
+            output: null,
+            summary: err.message,
+            steps: step - 1,
+            records,
+            lastPage,
+          };
+        }
+        throw err;
+      }
+      const shot = options.screenshots ? await screenshot.catch(() => undefined) : undefined;
+      // The connection broke while the model thought: nothing was done yet. In the same browser the plan still fits
+      // the page (element indexes live in the page); in a new one it was made for pages that are gone: decide again.
+      if (!browser.isConnected() && (await reconnect()).fresh) {
+        step--;
+        continue;
+      }
+
+      await reporting;
+      const traced = trace.length;
+      const result = await inSpan("agent.act", { attributes }, () =>
+        runToolCalls(reply, {
+          step,
+          task,
+          snapshot,
+          deps: { ...deps, browser },
+          trace,
+          schemaFailures,
+          secrets: secretValues,
         }),
       );
-    } catch (err) {
-      if (signal.aborted) return { kind: "stopped", steps: step - 1 };
-      if (err instanceof BudgetExceededError) {
-        return {
-          kind: "completed",
-          success: false,
-          output: null,
-          summary: err.message,
-          steps: step - 1,
-          records,
-          lastPage,
-        };
-      }
-      throw err;
-    }
-    const shot = options.screenshots ? await screenshot.catch(() => undefined) : undefined;
-    // The connection broke while the model thought: nothing was done yet. In the same browser the plan still fits
-    // the page (element indexes live in the page); in a new one it was made for pages that are gone: decide again.
-    if (!browser.isConnected() && (await reconnect()).fresh) {
-      step--;
-      continue;
-    }
-
-    const traced = trace.length;
-    const result = await inSpan("agent.act", { attributes }, () =>
-      runToolCalls(reply, {
+      notes = result.correction ? [result.correction] : [];
+      if (result.correction) schemaFailures++;
+      result.record.url = redact(snapshot.url);
+      records.push(result.record);
+      reporting = deps.recordStep({
         step,
-        task,
-        snapshot,
-        deps: { ...deps, browser },
-        trace,
-        schemaFailures,
-        secrets: secretValues,
-      }),
-    );
-    notes = result.correction ? [result.correction] : [];
-    if (result.correction) schemaFailures++;
-    result.record.url = redact(snapshot.url);
-    records.push(result.record);
-    await deps.recordStep({
-      step,
-      summary: redact(summarizeStep(result.summaries)),
-      messages: [...notices, ...result.messages],
-      ...(shot ? { screenshot: shot } : {}),
-      memory: {
-        record: result.record,
-        trace: trace.slice(traced),
-        ...(result.correction ? { correction: result.correction } : {}),
-      },
-    });
-    notices = [];
-    deps.metrics?.stepTaken((performance.now() - stepStarted) / 1000);
-    if (result.finished) return { kind: "completed", ...result.finished, steps: step, records, lastPage };
-    if (result.browserLost) await reconnect();
+        summary: redact(summarizeStep(result.summaries)),
+        messages: [...notices, ...result.messages],
+        ...(shot ? { screenshot: shot } : {}),
+        memory: {
+          record: result.record,
+          trace: trace.slice(traced),
+          ...(result.correction ? { correction: result.correction } : {}),
+        },
+      });
+      // Handled here so it is not an unhandled rejection meanwhile; whoever awaits it next still gets the error.
+      reporting.catch(() => undefined);
+      notices = [];
+      deps.metrics?.stepTaken((performance.now() - stepStarted) / 1000);
+      if (result.finished) return { kind: "completed", ...result.finished, steps: step, records, lastPage };
+      if (result.browserLost) await reconnect();
+    }
+    return {
+      kind: "completed",
+      success: false,
+      output: null,
+      summary: `Stopped: the step limit of ${task.maxSteps} steps was reached before the task was done`,
+      steps: task.maxSteps,
+      records,
+      lastPage,
+    };
+  } finally {
+    await reporting;
   }
-  return {
-    kind: "completed",
-    success: false,
-    output: null,
-    summary: `Stopped: the step limit of ${task.maxSteps} steps was reached before the task was done`,
-    steps: task.maxSteps,
-    records,
-    lastPage,
-  };
 }
 
 async function observe(browser: BrowserDriver, options: AgentOptions, vision: boolean): Promise<PageSnapshot> {

@@ -29,7 +29,8 @@ export interface RunOptions {
   /** The session's earlier tasks (a follow-up). */
   earlierTurns?: AgentTask["earlierTurns"];
   signal?: AbortSignal;
-  onStep?: (step: RecordedStep) => void;
+  /** Called as each step is reported; the report is done when what it returns settles. */
+  onStep?: (step: RecordedStep) => unknown;
 }
 
 /** A real Chromium, the fixture sites and the scripted model, wired to the agent loop as the runner wires it. */
@@ -87,7 +88,7 @@ export async function startAgentHarness(): Promise<AgentHarness> {
           redact,
           recordStep: async (step) => {
             steps.push(step);
-            options.onStep?.(step);
+            await options.onStep?.(step);
           },
           signal: options.signal ?? new AbortController().signal,
           now: () => new Date(),

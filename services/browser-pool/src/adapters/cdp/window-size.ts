@@ -1,23 +1,36 @@
+import type { BrowserWindows } from "../../app/ports";
 import type { BrowserHandle } from "../../domain/events";
 import { connectCdp } from "./cdp-connection";
 import { devtoolsUpstream } from "./devtools-json";
 
 /**
- * Sizes every window of a running browser. Headless Chromium opens later windows (a client's new page) at the size
- * of the last one set, so a warm browser resized this way opens pages as one launched with `--window-size` would.
- * (The window it already had keeps its viewport but reports an outer height without the headless frame.)
+ * The windows a running browser has now, over a CDP connection of ours that stays open until `close`: a warm
+ * browser's are looked up while it waits, so that sizing it when it is handed out is one call per window.
  */
-export async function resizeWindows(handle: BrowserHandle, width: number, height: number): Promise<void> {
+export async function openWindows(handle: BrowserHandle): Promise<BrowserWindows> {
   const socket = handle.driver === "local" ? handle.devtoolsSocket : undefined;
   const cdp = await connectCdp(devtoolsUpstream(handle.devtoolsUrl, socket));
   try {
     const { targetInfos } = await cdp.send("Target.getTargets");
-    for (const target of targetInfos as { targetId: string; type: string }[]) {
-      if (target.type !== "page") continue;
-      const { windowId } = await cdp.send("Browser.getWindowForTarget", { targetId: target.targetId });
-      await cdp.send("Browser.setWindowBounds", { windowId, bounds: { width, height } });
+    const pages = (targetInfos as { targetId: string; type: string }[]).filter((t) => t.type === "page");
+    const windowIds: number[] = [];
+    for (const target of pages) {
+      windowIds.push((await cdp.send("Browser.getWindowForTarget", { targetId: target.targetId })).windowId);
     }
-  } finally {
+    return {
+      /**
+       * Headless Chromium opens later windows (a client's new page) at the size of the last one set, so a warm
+       * browser resized this way opens pages as one launched with `--window-size` would. (The window it already had
+       * keeps its viewport but reports an outer height without the headless frame.)
+       */
+      async resize(width, height) {
+        for (const windowId of windowIds)
+          await cdp.send("Browser.setWindowBounds", { windowId, bounds: { width, height } });
+      },
+      close: () => cdp.close(),
+    };
+  } catch (err) {
     cdp.close();
+    throw err;
   }
 }

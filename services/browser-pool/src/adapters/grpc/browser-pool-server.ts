@@ -140,10 +140,13 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
       },
       stopBrowser: async (req: browserPool.StopBrowserRequest) => {
         const projectId = required(req.projectId, "project_id");
-        const stopped = await pool.stopNow(browserIdOf(req.browserId), { reason: "caller", projectId });
+        const id = browserIdOf(req.browserId);
         // The browser as the stop left it; the metered traffic and costs so far from the read model, which has them
-        // (the aggregate does not), read as it is now rather than waited for.
-        const known = await readModel.find(projectId, stopped.id);
+        // (the aggregate does not), read as it is now, alongside the stop rather than after it.
+        const [stopped, known] = await Promise.all([
+          pool.stopNow(id, { reason: "caller", projectId }),
+          readModel.find(projectId, id),
+        ]);
         const costs = known && {
           proxyUsedMb: known.proxyUsedMb,
           proxyCost: known.proxyCost,

@@ -56,6 +56,10 @@ export function socketRootFor(root: string): string {
   return join(tmpdir(), `bas-sockets-${createHash("sha256").update(root).digest("hex").slice(0, 12)}`);
 }
 
+/** The sockets of one browser of a driver started on `root` (benchmarks reach DevTools straight through them). */
+export const browserSocketsOf = (root: string, browserId: string) =>
+  sandboxSockets(join(socketRootFor(root), socketDirName(browserId)));
+
 /**
  * Chromium as child processes of this node, each in a sandbox of its own (see sandbox.ts) that is also a process
  * group of its own, so it can be ended as a whole.

@@ -1,7 +1,7 @@
 import type { Browser, Frame, Page, Target } from "puppeteer-core";
 import type { TabInfo } from "../../domain/page-state";
 import type { TabIds } from "./observe-frames";
-import { type PageActivity, trackPageActivity } from "./page-activity";
+import { PAGE_ACTIVITY_HOOK, type PageActivity, trackPageActivity } from "./page-activity";
 import { type PageDownloads, watchPageDownloads } from "./page-downloads";
 
 /**
@@ -27,6 +27,9 @@ const CLICK_LISTENER_HOOK = `(() => {
     return original.call(this, type, ...rest);
   };
 })();`;
+
+/** Everything the driver runs in each document before the page's own scripts. */
+const PAGE_HOOKS = `${CLICK_LISTENER_HOOK}\n${PAGE_ACTIVITY_HOOK}`;
 
 export interface Tab {
   id: number;
@@ -82,8 +85,8 @@ export class BrowserTabs {
     };
     this.tabs.set(tab.id, tab);
     page.once("close", () => this.forget(tab.id));
-    await page.evaluateOnNewDocument(CLICK_LISTENER_HOOK).catch(() => undefined);
-    await page.evaluate(CLICK_LISTENER_HOOK).catch(() => undefined);
+    await page.evaluateOnNewDocument(PAGE_HOOKS).catch(() => undefined);
+    await page.evaluate(PAGE_HOOKS).catch(() => undefined);
     return tab;
   }
 

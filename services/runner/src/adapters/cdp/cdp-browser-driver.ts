@@ -1,5 +1,4 @@
 import puppeteer, { type Browser } from "puppeteer-core";
-import type { Action } from "../../domain/actions";
 import { type PageSnapshot, renderSnapshot } from "../../domain/page-state";
 import type { ActOptions, ActResult, BrowserDriver, InputFile, TraceEntry } from "../../app/browser-driver";
 import { BrowserTabs, type Tab } from "./browser-tabs";
@@ -14,14 +13,6 @@ export interface CdpDriverOptions {
 }
 
 const SCREENSHOT_TIMEOUT_MS = 5_000;
-/**
- * How long an action's effects may take to begin (a click's form submit, a key's navigation) before the page counts
- * as settled when nothing started; typing and scrolling rarely start anything, so they wait less.
- */
-function graceFor(action: Action["name"]): number {
-  return action === "click" || action === "send_keys" || action === "select_option" ? 30 : 10;
-}
-
 /** The agent's hands and eyes on one Chromium, over CDP with puppeteer-core. */
 export class CdpBrowserDriver implements BrowserDriver {
   private constructor(
@@ -94,7 +85,7 @@ export class CdpBrowserDriver implements BrowserDriver {
     const url = tab.page.url();
     const result = await this.run(tab, action, options);
     if (action.name !== "wait" && action.name !== "open_tab" && this.tabs.active.id === tab.id) {
-      await tab.activity.settle({ maxMs: this.options.settleMaxMs, graceMs: graceFor(action.name) }, options.signal);
+      await tab.activity.settle({ maxMs: this.options.settleMaxMs }, options.signal);
     }
     // A tab the page opened may be announced after the page settled (a busy machine): if the page asked for one,
     // wait for it rather than miss it.

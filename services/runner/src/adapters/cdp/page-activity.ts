@@ -1,30 +1,90 @@
 import type { HTTPRequest, Page } from "puppeteer-core";
 
 export interface SettleOptions {
-  /** Time for an action's effects (a navigation, a fetch) to begin. */
-  graceMs?: number;
-  /** How long the network must stay quiet. */
+  /** How long the network and the DOM must stay quiet. */
   quietMs?: number;
   /** Upper bound; a page that never goes quiet (polling, streaming) does not block the agent. */
   maxMs?: number;
 }
 
 export interface PageActivity {
-  /** Resolves once navigation and network have settled, or after `maxMs`. */
+  /** Resolves once what the last action started (navigation, requests, rendering) has settled, or after `maxMs`. */
   settle(options?: SettleOptions, signal?: AbortSignal): Promise<void>;
   dispose(): void;
 }
 
+/**
+ * Runs in every document before its own scripts (with the tabs' hook): counts the navigations the document starts
+ * (the Navigation API's `navigate` fires as a link, a form or a script starts one, before any request is made) and
+ * notes when the DOM last changed, so settling can ask the page instead of sleeping.
+ */
+export const PAGE_ACTIVITY_HOOK = `(() => {
+  if (window.__basActivity) return;
+  const state = { leaving: 0, changedAt: 0 };
+  Object.defineProperty(window, "__basActivity", { value: state });
+  window.navigation?.addEventListener("navigate", (e) => { if (!e.destination.sameDocument) state.leaving++; });
+  // A document back from the back/forward cache is shown again: whatever it started before is over.
+  addEventListener("pageshow", () => { state.leaving = 0; });
+  new MutationObserver(() => { state.changedAt = performance.now(); })
+    .observe(document, { childList: true, subtree: true, characterData: true });
+})();`;
+
 // Long-lived connections never finish; they must not keep the agent waiting.
 const IGNORED_TYPES = new Set(["websocket", "eventsource", "media", "ping", "prefetch", "other"]);
+/** A page that keeps changing its DOM (a ticker, an animation) is waited for this long at most once idle. */
+const DOM_QUIET_MAX_MS = 250;
+/** How long the browser may take to announce the request of a navigation the page said it started. */
+const NAVIGATION_START_MS = 1_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Watches a tab's requests so the agent can wait for what an action started, and no longer than that. */
+interface PageProbe {
+  /** Navigations to another document this document started since the last probe. */
+  leaving: number;
+  /** Milliseconds since the DOM last changed. */
+  quietFor: number;
+}
+
+/**
+ * One round trip into the page, answered after the tasks already queued there ran (a click handler's timers and
+ * fetches): by the time it answers, the CDP events of what those started have arrived. Undefined when the document
+ * went away meanwhile (a navigation) or did not answer in time.
+ */
+async function probe(page: Page, timeoutMs: number): Promise<PageProbe | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), timeoutMs);
+  });
+  const answer = page
+    .evaluate(
+      () =>
+        new Promise<PageProbe>((resolve) =>
+          setTimeout(() => {
+            const state = (window as unknown as { __basActivity?: { leaving: number; changedAt: number } })
+              .__basActivity;
+            const leaving = state?.leaving ?? 0;
+            if (state) state.leaving = 0;
+            resolve({ leaving, quietFor: performance.now() - (state?.changedAt ?? 0) });
+          }, 0),
+        ),
+    )
+    .catch(() => undefined);
+  try {
+    return await Promise.race([answer, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Watches a tab's requests and navigation so the agent waits for what an action started, and no longer: the page
+ * is asked what it started, the network is followed from CDP's request events, and the DOM must be quiet.
+ */
 export function trackPageActivity(page: Page, now: () => number = Date.now): PageActivity {
   const inflight = new Map<HTTPRequest, number>();
   let lastActivity = 0;
   let navigating = false;
+  let loadedAt = 0;
 
   const onRequest = (request: HTTPRequest) => {
     if (IGNORED_TYPES.has(request.resourceType())) return;
@@ -34,11 +94,13 @@ export function trackPageActivity(page: Page, now: () => number = Date.now): Pag
   };
   const onDone = (request: HTTPRequest) => {
     if (inflight.delete(request)) lastActivity = now();
-    if (request.isNavigationRequest() && request.failure()) navigating = false;
+    // A navigation that failed, became a download or got "no content" leaves the document where it was.
+    const status = request.response()?.status();
+    if (request.isNavigationRequest() && (request.failure() || status === 204 || status === 205)) navigating = false;
   };
   const onLoaded = () => {
     navigating = false;
-    lastActivity = now();
+    lastActivity = loadedAt = now();
   };
   page.on("request", onRequest);
   page.on("requestfinished", onDone);
@@ -47,14 +109,44 @@ export function trackPageActivity(page: Page, now: () => number = Date.now): Pag
 
   return {
     async settle(options = {}, signal) {
-      const { graceMs = 30, quietMs = 60, maxMs = 5_000 } = options;
+      const { quietMs = 20, maxMs = 5_000 } = options;
       const start = now();
-      await sleep(graceMs);
-      while (!signal?.aborted && now() - start < maxMs) {
+      const left = () => maxMs - (now() - start);
+      const until = async (done: () => boolean, ms: number) => {
+        const end = now() + ms;
+        while (!done() && now() < end && !signal?.aborted) await sleep(5);
+      };
+      const navigationStarted = () =>
+        until(() => navigating || loadedAt >= start, Math.min(NAVIGATION_START_MS, left()));
+      // The first look follows the action at once: what it started is known before anything is waited for.
+      let seen: PageProbe | undefined | "ask" = await probe(page, left());
+      let idleSince: number | undefined;
+      while (!signal?.aborted && left() > 0) {
+        if (seen !== "ask" && seen?.leaving) {
+          await navigationStarted();
+          seen = "ask";
+          continue;
+        }
         // Requests stuck for longer than the bound are background traffic; forget them.
         for (const [request, since] of inflight) if (now() - since > maxMs) inflight.delete(request);
-        if (!navigating && inflight.size === 0 && now() - lastActivity >= quietMs) return;
-        await sleep(15);
+        if (navigating || inflight.size > 0 || now() - lastActivity < quietMs) {
+          idleSince = undefined;
+          seen = "ask";
+          await sleep(5);
+          continue;
+        }
+        idleSince ??= now();
+        if (seen === "ask") seen = await probe(page, left());
+        if (seen === undefined) {
+          // The document went away under the probe: a navigation, which the request events show next.
+          seen = "ask";
+          await sleep(5);
+          continue;
+        }
+        if (seen.leaving) continue;
+        if (seen.quietFor >= quietMs || now() - idleSince >= DOM_QUIET_MAX_MS) return;
+        await sleep(quietMs - seen.quietFor);
+        seen = "ask";
       }
     },
     dispose() {
