@@ -59,6 +59,9 @@ export async function createNatsBlobStore(options: NatsBlobStoreOptions): Promis
     if (!result) return null;
     // A broken object (missing chunks) surfaces on the stream, so the reader sees a failed download.
     const stream = Readable.fromWeb(result.data as unknown as WebReadableStream<Uint8Array>);
+    // An error before anyone reads (the blob deleted meanwhile) must not be an unhandled 'error' event that ends the
+    // process: a reader still gets it, as async iteration and pipeline see the error of a destroyed stream.
+    stream.on("error", () => undefined);
     result.error.then((err) => err && stream.destroy(err)).catch(() => undefined);
     watchForDeletion(ref, stream);
     return {

@@ -47,11 +47,13 @@ test("a stream can be stored under a chosen reference; putting it again overwrit
   expect(Buffer.from((await store.getBytes(ref))!.data).toString()).toBe("second");
 });
 
-test("a blob deleted while it is read ends its reader with BlobDeletedError instead of leaving it waiting", async () => {
+test("a blob deleted while it is read ends its reader with BlobDeletedError (one that starts reading later too) instead of leaving it waiting or the error unhandled", async () => {
   const watched = await createNatsBlobStore({ js: infra.js, namespace: infra.namespace, deletionCheckMs: 100 });
   const ref = await watched.put(randomBytes(16 * 1024 * 1024), { contentType: "application/octet-stream" });
   const blob = await watched.get(ref);
   await watched.delete(ref);
+  // Nobody reads until the deletion has surely been noticed: the error waits for the reader, nothing is unhandled.
+  await new Promise((resolve) => setTimeout(resolve, 300));
   await expect(readAll(blob!.stream)).rejects.toThrow(BlobDeletedError);
   expect(await watched.getBytes(ref)).toBeNull();
 });

@@ -94,10 +94,11 @@ export async function observeFrames(page: Page, ids: TabIds, maxChars: number): 
     const placeholders = raw.lines.some((l) => l.k === "f");
     const children = new Map<string, Frame>();
     if (placeholders && depth < MAX_FRAME_DEPTH) {
-      for (const child of frame.childFrames()) {
-        const marker = await markerOf(child);
-        if (marker) children.set(marker, child);
-      }
+      // All at once: each costs round trips of its own, and the order does not matter.
+      const marked = await Promise.all(
+        frame.childFrames().map(async (child) => [await markerOf(child), child] as const),
+      );
+      for (const [marker, child] of marked) if (marker) children.set(marker, child);
     }
     for (const line of raw.lines) {
       if (line.k === "t") out.push({ kind: "text", text: line.s ?? "" });

@@ -118,35 +118,33 @@ export function trackPageActivity(page: Page, now: () => number = Date.now): Pag
       };
       const navigationStarted = () =>
         until(() => navigating || loadedAt >= start, Math.min(NAVIGATION_START_MS, left()));
-      // The first look follows the action at once: what it started is known before anything is waited for.
-      let seen: PageProbe | undefined | "ask" = await probe(page, left());
+      // The first look follows the action at once: what it started is known before anything is waited for. No
+      // look (undefined) means one is due: the last one is stale, or the document went away under it.
+      let look = await probe(page, left());
       let idleSince: number | undefined;
       while (!signal?.aborted && left() > 0) {
-        if (seen !== "ask" && seen?.leaving) {
+        if (look?.leaving) {
           await navigationStarted();
-          seen = "ask";
-          continue;
+          look = undefined;
         }
         // Requests stuck for longer than the bound are background traffic; forget them.
         for (const [request, since] of inflight) if (now() - since > maxMs) inflight.delete(request);
         if (navigating || inflight.size > 0 || now() - lastActivity < quietMs) {
           idleSince = undefined;
-          seen = "ask";
+          look = undefined;
           await sleep(5);
           continue;
         }
         idleSince ??= now();
-        if (seen === "ask") seen = await probe(page, left());
-        if (seen === undefined) {
-          // The document went away under the probe: a navigation, which the request events show next.
-          seen = "ask";
+        look ??= await probe(page, left());
+        if (!look) {
           await sleep(5);
           continue;
         }
-        if (seen.leaving) continue;
-        if (seen.quietFor >= quietMs || now() - idleSince >= DOM_QUIET_MAX_MS) return;
-        await sleep(quietMs - seen.quietFor);
-        seen = "ask";
+        if (look.leaving) continue;
+        if (look.quietFor >= quietMs || now() - idleSince >= DOM_QUIET_MAX_MS) return;
+        await sleep(quietMs - look.quietFor);
+        look = undefined;
       }
     },
     dispose() {
