@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createNatsEventStore } from "@bas/event-store";
+import { sql } from "kysely";
+import { BROWSERS_TABLE } from "../src/adapters/pg/browsers-projection";
 import puppeteer from "puppeteer-core";
 import { commandLineOf, findProcessesByArgPrefix, processGroupOf, processTree } from "../src/adapters/local/proc-fs";
 import { handshake } from "./support/cdp-handshake";
@@ -18,6 +20,21 @@ afterAll(async () => {
   await h?.close();
   await site?.close();
 });
+
+/**
+ * Runs `act` while the read model cannot apply anything (its table locked against writes; reads go on), and holds it
+ * 300 ms more, so that reads `act` started must wait for the read model to show what was answered.
+ */
+async function whileReadModelHeld(act: () => Promise<void>) {
+  await h.infra.db.transaction().execute(async (trx) => {
+    await sql`lock table ${sql.table(BROWSERS_TABLE)} in exclusive mode`.execute(trx);
+    await act();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  });
+}
+
+/** What a read answered, or why it was refused. */
+const seen = (read: Promise<unknown>) => read.then(String, (err: Error) => `refused: ${err.message}`);
 
 const stoppedWith = (browserId: string, reason: string) =>
   eventually(
@@ -62,29 +79,34 @@ test("a stop ends every process the browser started, the crash-report handlers t
   expect(commands.some((c) => c.includes("crashpad"))).toBe(true);
   expect(groups.some((g) => g !== root)).toBe(true);
 
-  const stopped = await h.client.stopBrowser({ projectId: project, browserId: created.id });
+  let stopped!: Awaited<ReturnType<typeof h.client.stopBrowser>>;
+  let read!: Promise<string>;
+  await whileReadModelHeld(async () => {
+    stopped = await h.client.stopBrowser({ projectId: project, browserId: created.id });
+    read = seen(h.client.getBrowser({ projectId: project, browserId: created.id }).then((b) => b.status));
+  });
   expect(stopped.status).toBe("stopped");
-  expect((await h.client.getBrowser({ projectId: project, browserId: created.id })).status).toBe("stopped");
+  expect(await read).toBe("stopped");
   await eventually(async () => {
     const alive = await Promise.all(tree.map((pid) => processGroupOf(pid)));
     return alive.every((g) => g === undefined) ? true : undefined;
   }, 10_000);
 });
 
-test("a creation is answered without waiting for the read model, and a read right after still shows the browser", async () => {
+test("a creation is answered while the read model cannot take it in; reads right after wait for it and show the browser", async () => {
   const own = randomUUID();
-  for (let i = 0; i < 3; i++) {
-    const created = await h.client.createBrowser({
-      projectId: own,
-      settings: undefined,
-      timeoutMinutes: 0,
-      metadata: {},
-    });
-    expect((await h.client.getBrowser({ projectId: own, browserId: created.id })).status).toBe("active");
-    const listed = await h.client.listBrowsers({ projectId: own, pageNumber: 1, pageSize: 10 });
-    expect(listed.items.map((b) => b.id)).toContain(created.id);
-    await h.client.stopBrowser({ projectId: own, browserId: created.id });
-  }
+  let created!: Awaited<ReturnType<typeof h.client.createBrowser>>;
+  let read!: Promise<string>;
+  let listed!: Promise<string>;
+  await whileReadModelHeld(async () => {
+    created = await h.client.createBrowser({ projectId: own, settings: undefined, timeoutMinutes: 0, metadata: {} });
+    read = seen(h.client.getBrowser({ projectId: own, browserId: created.id }).then((b) => b.status));
+    listed = seen(h.client.listBrowsers({ projectId: own, pageNumber: 1, pageSize: 10 }).then((l) => l.items[0]?.id));
+  });
+  expect(created.status).toBe("active");
+  expect(await read).toBe("active");
+  expect(await listed).toBe(created.id);
+  await h.client.stopBrowser({ projectId: own, browserId: created.id });
 });
 
 test("a browser whose Chromium dies is recorded stopped with reason crash", async () => {
