@@ -25,10 +25,6 @@ async function until(check: () => Promise<boolean>, timeoutMs = 30_000) {
 }
 
 /**
- * Waits until the pool holds `idle` warm browsers ready to hand out, nothing else runs, and every stopped browser's
- * processes are gone: each run starts from the same quiet state.
- */
-/**
  * The pool holds `idle` warm browsers and nothing else, and the machine has gone quiet: the refill's launch and the
  * last browser's tear-down are over, as between a pool's requests.
  */
