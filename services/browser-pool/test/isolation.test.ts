@@ -94,13 +94,20 @@ test("file:// is refused, and the host's files are not there even through a file
     document.body.innerHTML = '<input type="file" id="f">';
   });
   const input = (await upload.$("#f")) as ElementHandle<HTMLInputElement> | null;
-  await input!.uploadFile(join(secretsDir, "secrets.json")).catch(() => undefined);
-  const read = await upload.evaluate(async () => {
-    const file = (document.getElementById("f") as HTMLInputElement).files?.[0];
-    if (!file) return "no file";
-    return file.text().catch((err: Error) => `unreadable: ${err.name}`);
-  });
-  expect(read).not.toContain("secret-");
+  const readThroughUpload = async (path: string) => {
+    await input!.uploadFile(path).catch(() => undefined);
+    return upload.evaluate(async () => {
+      const file = (document.getElementById("f") as HTMLInputElement).files?.[0];
+      if (!file) return "no file";
+      return file.text().catch((err: Error) => `unreadable: ${err.name}`);
+    });
+  };
+  expect(await readThroughUpload(join(secretsDir, "secrets.json"))).not.toContain("secret-");
+  // Nor is the host's /etc, only the few files Chromium reads: not the host's users, not its name.
+  for (const path of ["/etc/passwd", "/etc/hostname"]) {
+    expect(readFileSync(path, "utf8")).not.toBe("");
+    expect(await readThroughUpload(path)).toMatch(/^(no file|unreadable: \w+)$/);
+  }
   await upload.close();
 });
 

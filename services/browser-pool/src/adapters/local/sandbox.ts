@@ -26,12 +26,30 @@ export interface SandboxOptions {
 }
 
 const INIT_SCRIPT = join(__dirname, "sandbox-init.sh");
+
+/**
+ * The only entries of the host's /etc a browser sees: what Chromium, Debian's wrapper script and the bridges read
+ * (fonts, the linker's cache, public CA certificates, the time zone, Debian's Chromium flags, the links behind them).
+ * The rest (the host's users, its name, every service's configuration) is not there: a page reads any file the
+ * browser can through a file upload (DOM.setFileInputFiles), which no URL policy stops.
+ */
+const ETC_SHOWN = [
+  "alternatives",
+  "ca-certificates",
+  "chromium.d",
+  "fonts",
+  "ld.so.cache",
+  "localtime",
+  "nsswitch.conf",
+  "ssl/certs",
+  "timezone",
+];
 const SYSTEM_DIRS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 
 /**
  * The command that starts one browser inside bubblewrap: new network, PID, IPC and UTS namespaces, and a file
- * system that shows only the system's programs and libraries (/usr, /etc read-only), an empty /tmp of its own, and
- * its profile. The host's files, DATA_DIR, other browsers' profiles, the host's loopback and every DevTools port
+ * system that shows only the system's programs and libraries (/usr read-only, the few files of /etc that Chromium
+ * reads), an empty /tmp of its own, and its profile. The host's files, DATA_DIR, other browsers' profiles, the host's loopback and every DevTools port
  * of another browser do not exist from inside.
  */
 export function sandboxCommand(options: SandboxOptions): { command: string; args: string[] } {
@@ -48,13 +66,16 @@ export function sandboxCommand(options: SandboxOptions): { command: string; args
     "/usr",
     "/usr",
     ...SYSTEM_DIRS.flatMap(systemDir),
-    "--ro-bind",
-    "/etc",
-    "/etc",
-    // Folders bubblewrap creates are root's alone unless told otherwise; Chromium's user must read the policies.
+    ...hostFolderCovered("/usr/local"),
+    // Folders bubblewrap creates are root's alone unless told otherwise; Chromium's user must read them.
     "--perms",
     "0755",
     "--tmpfs",
+    "/etc",
+    ...ETC_SHOWN.flatMap((entry) => ["--ro-bind-try", `/etc/${entry}`, `/etc/${entry}`]),
+    "--perms",
+    "0755",
+    "--dir",
     "/etc/chromium",
     "--perms",
     "0755",
@@ -102,10 +123,15 @@ function systemDir(dir: string): string[] {
   return ["--ro-bind", dir, dir];
 }
 
-/** A Chromium installed outside /usr (/opt/...) is bound read-only where it is. */
+/** The host's own programs and their configuration (/usr/local) are not the system's: an empty folder stands in. */
+function hostFolderCovered(dir: string): string[] {
+  return existsSync(dir) ? ["--tmpfs", dir] : [];
+}
+
+/** A Chromium installed outside the system's /usr (/opt/..., /usr/local/...) is bound read-only where it is. */
 function chromiumOutsideUsr(chromiumPath: string): string[] {
   const real = realpathSync(chromiumPath);
-  if (real.startsWith("/usr/")) return [];
+  if (real.startsWith("/usr/") && !real.startsWith("/usr/local/")) return [];
   const dir = dirname(real);
   return ["--ro-bind", dir, dir];
 }
