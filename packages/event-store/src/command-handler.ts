@@ -11,6 +11,11 @@ export interface HandleOptions {
   /** Attempts when another writer wins the race; each attempt reloads and decides again. */
   maxAttempts?: number;
   traceparent?: string;
+  /**
+   * The aggregate's id was made just now, so it has no events: the first attempt decides without reading it, saving
+   * a round trip to the store. Were the id taken after all, the append loses the race and the next attempt reads it.
+   */
+  fresh?: boolean;
 }
 
 export interface Handled<E extends DomainEvent, S> {
@@ -30,7 +35,7 @@ export async function handleCommand<C, E extends DomainEvent, S>(
 ): Promise<Handled<E, S>> {
   const maxAttempts = options.maxAttempts ?? 5;
   for (let attempt = 1; ; attempt++) {
-    const loaded = await store.load<E>(aggregate);
+    const loaded = attempt === 1 && options.fresh ? { events: [], version: 0 } : await store.load<E>(aggregate);
     const before = fold(decider, loaded.events as EventEnvelope<E>[]);
     const context: CommandContext = { now: options.now?.() ?? new Date(), newId: options.newId ?? randomUUID };
     const decided = decider.decide(command, before, context);

@@ -115,9 +115,10 @@ export function createNatsEventStore(deps: NatsEventStoreDeps): EventStore {
         throw new EventStoreUnavailableError(`append to ${subject} failed`, { cause: err });
       }
     }
-    const cached = cache.get(subject);
-    if (cached && cached.version === expectedVersion) {
-      remember(subject, { events: [...cached.events, ...stored], version: last });
+    // The aggregate as it is now, when this process knew all of it before (an append to a new one included).
+    const known = cache.get(subject) ?? (expectedVersion === 0 ? { events: [], version: 0 } : undefined);
+    if (known && known.version === expectedVersion) {
+      remember(subject, { events: [...known.events, ...stored], version: last });
     }
     return { version: last, events: stored };
   }

@@ -38,3 +38,23 @@ test("the returned state equals the state rebuilt from the stream", async () => 
   expect(fresh.version).toBe(version);
   expect(fold(counter, fresh.events)).toEqual(state);
 });
+
+test("a fresh aggregate is decided without reading it; were its id in use after all, the command is decided again on what is there", async () => {
+  const store = createNatsEventStore(infra);
+  const agg = { type: "counter", id: randomUUID() };
+  const first = await handleCommand(store, counter, agg, { type: "Increment", by: 2 }, { fresh: true });
+  expect(first.state).toEqual({ total: 2, changes: 1 });
+  // Taken for fresh though it has events: the append loses its race, the next attempt reads them.
+  const again = await handleCommand(
+    createNatsEventStore(infra),
+    counter,
+    agg,
+    { type: "Increment", by: 3 },
+    { fresh: true },
+  );
+  expect(again.state).toEqual({ total: 5, changes: 2 });
+  // The store that appended to the new aggregate knows all of it, so its next command builds on the cached events.
+  const third = await handleCommand(store, counter, agg, { type: "Increment", by: 1 });
+  expect(third.state).toEqual({ total: 6, changes: 3 });
+  expect(fold(counter, (await createNatsEventStore(infra).load<CounterEvent>(agg)).events)).toEqual(third.state);
+});

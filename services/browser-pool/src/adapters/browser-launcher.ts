@@ -114,9 +114,12 @@ export function createLauncher(options: LauncherOptions): Launcher {
   }
 
   return {
-    async fit(browser, settings, extras = {}) {
+    async reroute(browser, settings, extras = {}) {
       browser.networkProxy.reroute(await routeFor(settings, extras.proxyCredentials));
       browser.metered = settings.proxyCountryCode !== null;
+    },
+
+    async resize(browser, settings) {
       // The connection looked up ahead is not kept: from now on the browser is its caller's alone.
       const ahead = await browser.windows?.catch(() => undefined);
       browser.windows = undefined;

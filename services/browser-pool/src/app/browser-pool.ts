@@ -124,7 +124,12 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
   });
 
   const decide = (id: string, command: BrowserCommand): Promise<Handled<BrowserEvent, BrowserState>> =>
-    handleCommand(store, browserDecider, ref(id), command, { now: deps.now, newId: deps.newId });
+    // A browser is requested under an id made for it (a warm browser's is never used before it is handed out).
+    handleCommand(store, browserDecider, ref(id), command, {
+      now: deps.now,
+      newId: deps.newId,
+      fresh: command.type === "RequestBrowser",
+    });
 
   async function settled(handled: Handled<BrowserEvent, BrowserState>) {
     const last = handled.events.at(-1);
@@ -149,11 +154,19 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
 
   /**
    * Puts a started browser in service; `release` gives back its admission slot in the same step, as from now on it is
-   * counted as running.
+   * counted as running. Callers' CDP gets in once its downloads are watched and `fitted` (a warm browser's window)
+   * is done; a browser that cannot be fitted is stopped as crashed.
    */
-  function serve(id: string, state: BrowserState, launched: Launched, release: () => void) {
+  function serve(id: string, state: BrowserState, launched: Launched, release: () => void, fitted?: Promise<void>) {
     if (state.status !== "active") throw new Error(`browser ${id} is ${state.status}, not active`);
     release();
+    const downloads = deps.downloads.watch(id, launched, (file) => keepDownload(id, file));
+    fitted?.catch((err) => {
+      log.error({ err, browserId: id }, "a warm browser could not be fitted to its settings");
+      end(id, { reason: "crash", detail: "the browser could not be fitted to its settings" }).catch((stopErr) =>
+        log.error({ err: stopErr, browserId: id }, "the browser that could not be fitted could not be stopped"),
+      );
+    });
     live.add({
       id,
       projectId: state.projectId,
@@ -165,7 +178,8 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       launched,
       marks: { browserMs: 0, proxyBytes: 0 },
       recording: recordingOf(id, launched, state.settings),
-      downloads: deps.downloads.watch(id, launched, (file) => keepDownload(id, file)),
+      downloads,
+      ready: Promise.all([fitted, downloads?.ready]),
       profileId: state.settings.profileId,
     });
   }
@@ -265,14 +279,19 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         cdpUrl: cdpUrlFor(config.cdpPublicUrl, id, secret),
       };
       if (warm) {
-        // Fitted before anything is recorded: a browser that cannot be fitted is ended, and nothing is left behind.
-        await deps.launcher.fit(warm, settings, { proxyCredentials }).catch(disposing(warm));
+        // Its egress route before anything is recorded: a browser that cannot be rerouted is ended, nothing is left.
+        await deps.launcher.reroute(warm, settings, { proxyCredentials }).catch(disposing(warm));
+        // Its window while it is recorded and answered: callers' CDP waits in the proxy until it is fitted.
+        const fitted = deps.launcher.resize(warm, settings);
         const handled = await decide(id, {
           type: "RequestBrowser",
           request,
           launched: { handle: warm.running.handle },
-        }).catch(disposing(warm));
-        serve(id, handled.state, warm, release);
+        }).catch(async (err) => {
+          await fitted.catch(() => undefined);
+          return disposing(warm)(err);
+        });
+        serve(id, handled.state, warm, release, fitted);
         answeredEarly(id, handled);
         acquired("warm");
         return { view: viewFromState(id, handled.state), secret };

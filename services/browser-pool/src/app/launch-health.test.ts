@@ -14,7 +14,8 @@ function scriptedLauncher(outcomes: Array<"ok" | Error>): Launcher {
       return this.launch(id, WARM_SETTINGS);
     },
     adopt: async () => undefined,
-    fit: async () => undefined,
+    reroute: async () => undefined,
+    resize: async () => undefined,
     checkCustomProxy: async () => undefined,
   };
 }

@@ -16,6 +16,8 @@ export interface LiveBrowserInit {
   recording?: ScreenRecording;
   /** Set when the browser's downloads are kept. */
   downloads?: { close(): void };
+  /** What callers' CDP waits for (see `CdpEndpointSpec.ready`). */
+  ready?: Promise<unknown>;
   /** The profile the browser has open, saved when it stops. */
   profileId?: string | null;
 }
@@ -63,6 +65,7 @@ export function createLiveBrowsers(deps: LiveBrowsersDeps) {
         secret: init.cdpSecret,
         ...devtoolsOf(init.launched),
         publicUrl: init.cdpUrl,
+        ready: init.ready,
       });
       const entry = { ...init, endpoint };
       live.set(init.id, entry);

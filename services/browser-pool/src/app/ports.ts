@@ -63,6 +63,11 @@ export interface CdpEndpointSpec {
   devtoolsSocket?: string;
   /** The URL callers were given; `/json/version` answers with it. */
   publicUrl: string;
+  /**
+   * What must be done before callers' CDP gets in (a warm browser's window fitted, its downloads watched): their
+   * connections wait for it, so nobody sees the browser before it is as asked. Rejected: they are refused.
+   */
+  ready?: Promise<unknown>;
 }
 
 export interface CdpEndpoint {
@@ -131,7 +136,7 @@ export interface Launched {
   networkProxy: EgressProxy;
   /** Whether the proxy's bytes are billed: only a browser with a proxy country uses the (paid) network proxy. */
   metered: boolean;
-  /** A warm browser's windows, looked up while it waited (see `Launcher.launchWarm`); `fit` takes them. */
+  /** A warm browser's windows, looked up while it waited (see `Launcher.launchWarm`); `resize` takes them. */
   windows?: Promise<BrowserWindows>;
   /** Ends the browser and closes its proxy. Safe to call twice. */
   dispose(): Promise<void>;
@@ -156,10 +161,11 @@ export interface Launcher {
   /** A browser for the warm pool: WARM_SETTINGS, with what fitting it needs prepared while it waits. */
   launchWarm(id: string): Promise<Launched>;
   /**
-   * Fits a warm browser (launched with WARM_SETTINGS) to a request's settings before it is handed out: route and
-   * domain limit of its proxy, its window size. Only for settings `isWarmEligible` accepts.
+   * Fits a warm browser (launched with WARM_SETTINGS) to a request's settings when it is handed out, in two parts:
+   * the route and domain limit of its proxy, then its window size. Only for settings `isWarmEligible` accepts.
    */
-  fit(browser: Launched, settings: BrowserSettings, extras?: LaunchExtras): Promise<void>;
+  reroute(browser: Launched, settings: BrowserSettings, extras?: LaunchExtras): Promise<void>;
+  resize(browser: Launched, settings: BrowserSettings): Promise<void>;
   /** Refuses (InvalidArgumentError) a custom proxy the egress policy closes or whose name does not resolve. */
   checkCustomProxy(proxy: CustomProxy): Promise<void>;
   /** Undefined when the browser is gone, or its proxy cannot be opened where the browser expects it. */
@@ -209,8 +215,15 @@ export interface DownloadedFile {
 
 /** Notices what browsers download. */
 export interface DownloadWatcher {
-  /** Starts watching a browser; undefined where its files cannot be reached (a pod). */
-  watch(id: string, launched: Launched, onFile: (file: DownloadedFile) => void): { close(): void } | undefined;
+  /**
+   * Starts watching a browser; undefined where its files cannot be reached (a pod). `ready` settles once Chromium
+   * saves and announces downloads (or could not be told to: the failure is logged, downloads are then not kept).
+   */
+  watch(
+    id: string,
+    launched: Launched,
+    onFile: (file: DownloadedFile) => void,
+  ): { ready: Promise<void>; close(): void } | undefined;
 }
 
 /** Moves a downloaded file into the blob store; answers its reference and size. */

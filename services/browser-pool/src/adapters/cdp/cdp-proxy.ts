@@ -52,6 +52,8 @@ interface Entry extends CdpEndpoint {
   bytesIn: number;
   bytesOut: number;
   clients: number;
+  /** Until the browser is ready (`CdpEndpointSpec.ready`): whether it became so. */
+  ready?: Promise<boolean>;
 }
 
 /**
@@ -99,6 +101,7 @@ export async function startCdpProxy(options: {
       const found = live.kind === "live-socket" ? authorizeLive(live) : undefined;
       if (!found) return refuse(client, 404, NOT_FOUND);
       const { entry, mode } = found;
+      if (waitsUntilReady(entry, req, client, head)) return;
       // Each viewer costs a CDP connection and a screencast: a shared link must not become a way to load the host.
       if (entry.live.size >= MAX_LIVE_VIEWERS) return refuse(client, 429, "Too many live viewers of this browser");
       const viewUrl = mode === "control" ? liveUrlFor(publicBase(req, entry.spec.publicUrl), "view") : undefined;
@@ -117,6 +120,7 @@ export async function startCdpProxy(options: {
       refuse(client, entry ? 404 : status, entry ? NOT_FOUND : detail);
       return;
     }
+    if (waitsUntilReady(entry, req, client, head)) return;
     const path = route.kind === "target" ? route.targetPath : entry.upstream.browserPath;
     const { socketPath, host, port } = entry.upstream;
     const upstream = socketPath ? connect({ path: socketPath }) : connect({ host, port });
@@ -139,6 +143,20 @@ export async function startCdpProxy(options: {
         traffic.bytesToClients += n;
       });
     });
+  }
+
+  /**
+   * An upgrade to a browser that is not ready yet is held, and handled again (authorized anew) once it is; refused
+   * as for a stopped browser if it never becomes so. Nothing is held once the browser is ready.
+   */
+  function waitsUntilReady(entry: Entry, req: IncomingMessage, client: Duplex, head: Buffer): boolean {
+    if (!entry.ready) return false;
+    void entry.ready.then((ready) => {
+      if (client.destroyed) return;
+      if (ready) handleUpgrade(req, client, head);
+      else refuse(client, 404, NOT_FOUND);
+    });
+    return true;
   }
 
   function track(entry: Entry, client: Duplex, upstream: Socket) {
@@ -236,6 +254,14 @@ export async function startCdpProxy(options: {
         bytesOut: 0,
         clients: 0,
       };
+      // Cleared as it settles, so an upgrade held until then goes straight through when handled again.
+      entry.ready = spec.ready?.then(
+        () => {
+          entry.ready = undefined;
+          return true;
+        },
+        () => false,
+      );
       entries.set(spec.browserId, entry);
       return entry;
     },

@@ -36,8 +36,11 @@ export function createDownloadWatcher(log: { warn(o: object, msg: string): void 
         });
         return cdp;
       });
-      connecting.catch((err) => log.warn({ err, browserId: id }, "downloads of the browser are not kept"));
-      return { close: () => void connecting.then((cdp) => cdp.close()).catch(() => undefined) };
+      const ready = connecting.then(
+        () => undefined,
+        (err) => log.warn({ err, browserId: id }, "downloads of the browser are not kept"),
+      );
+      return { ready, close: () => void connecting.then((cdp) => cdp.close()).catch(() => undefined) };
     },
   };
 }
