@@ -2,8 +2,8 @@
  * What an idle browser costs, by Chromium build and launch flags, through browser-pool as deployed (its sandbox, its
  * flags): PSS and processes of everything each browser started (`processTree`: the crash-report handlers that leave
  * the process group included), 4 idle browsers per variant, after they settle. Each variant must still do what
- * clients and our own features need: load a page through the egress proxy, screencast (live view, recordings), and
- * keep the host's files closed (file:// refused by policy).
+ * clients and our own features need: load a page through the egress proxy, screencast (live view, recordings), open
+ * a client's new page at the window size set over CDP (how a warm browser is fitted), and refuse file:// by policy.
  * Ratios are against full Chromium in headless mode with our flags as they were before the omnibox's WebUI was
  * turned off, measured in the same run.
  * `npx tsx bench/browser-memory.ts` (BENCH_BROWSERS=4).
@@ -62,6 +62,12 @@ async function works(cdpUrl: string, pageUrl: string): Promise<string> {
       document.body.style.background = "#abc";
     });
     const screencast = await frame;
+    // A warm browser is fitted to a request's window size over CDP; a client's new page must open at that size.
+    const { windowId } = await session.send("Browser.getWindowForTarget");
+    await session.send("Browser.setWindowBounds", { windowId, bounds: { width: 1024, height: 700 } });
+    const fitted = await client.newPage();
+    const resized = (await fitted.evaluate(() => window.innerWidth)) === 1024;
+    await fitted.close();
     // The host's files are closed to pages by Chromium's URLBlocklist policy (chromium-policy.ts).
     const fileBlocked = await page.goto("file:///etc/hostname").then(
       () => false,
@@ -71,6 +77,7 @@ async function works(cdpUrl: string, pageUrl: string): Promise<string> {
     return [
       title ? "page ok" : "PAGE FAILED",
       screencast ? "screencast ok" : "SCREENCAST FAILED",
+      resized ? "resize ok" : "RESIZE IGNORED",
       fileBlocked ? "file:// blocked" : "FILE:// OPEN",
     ].join(", ");
   } finally {

@@ -2,7 +2,7 @@
  * Browsers: acquisition, lifecycle, CDP proxy overhead, memory and capacity, with browser-pool and the gateway as
  * their own processes (as deployed) on NATS and Postgres on this machine. Every figure goes through REST.
  *   (a) POST /api/v4/browsers → first CDP answer via cdpUrl: warm pool (default settings, and settings the pool was
- *       not launched with) vs cold, 50 runs each
+ *       not launched with, taken in turn in each round) vs cold, 50 runs each
  *       targets: warm p50 < 100 ms, other settings p50 ≤ 30 ms and p99 ≤ 100 ms, cold p50 < 1.5 s; stop < 50 ms
  *   (b) create → connect → open a local page → stop, 100 runs one at a time; target p50 ≤ 200 ms
  *   (c) Runtime.evaluate 1+1 ×20000 per side, 1 and 5 connections, through the proxy vs straight to Chromium in
@@ -42,58 +42,57 @@ async function main() {
   try {
     if (!skip.has("a")) {
       await stack.startPool({ WARM_POOL_SIZE: "1" });
-      const warm = await acquisition(stack, RUNS_A, 1);
-      const rerouted = await acquisition(stack, RUNS_A, 1, REROUTED);
-      const resized = await acquisition(stack, RUNS_A, 1, RESIZED);
+      const warmRuns = await acquisition(stack, RUNS_A, 1, { warm: {}, rerouted: REROUTED, resized: RESIZED });
+      const { warm, rerouted, resized } = warmRuns.acquire;
       await stack.startPool({ WARM_POOL_SIZE: "0" });
-      const cold = await acquisition(stack, RUNS_A, 0);
-      console.log("\n(a) acquisition: POST /api/v4/browsers → first CDP answer through cdpUrl (ms)");
+      const coldRuns = await acquisition(stack, RUNS_A, 0, { cold: {} });
+      const cold = coldRuns.acquire.cold;
+      const row = (m: typeof warm) => ({
+        n: m.n,
+        p50: f(m.p50),
+        p95: f(m.p95),
+        p99: f(m.p99),
+        "p50 vs warm": f(m.p50 / warm.p50),
+      });
+      console.log(
+        "\n(a) acquisition: POST /api/v4/browsers → first CDP answer through cdpUrl (ms), warm kinds in turn",
+      );
       console.table({
-        warm: { n: warm.acquire.n, p50: f(warm.acquire.p50), p95: f(warm.acquire.p95), p99: f(warm.acquire.p99) },
-        "warm, no proxy + allowedDomains": {
-          n: rerouted.acquire.n,
-          p50: f(rerouted.acquire.p50),
-          p95: f(rerouted.acquire.p95),
-          p99: f(rerouted.acquire.p99),
-        },
-        "warm, 1280x720": {
-          n: resized.acquire.n,
-          p50: f(resized.acquire.p50),
-          p95: f(resized.acquire.p95),
-          p99: f(resized.acquire.p99),
-        },
-        cold: { n: cold.acquire.n, p50: f(cold.acquire.p50), p95: f(cold.acquire.p95), p99: f(cold.acquire.p99) },
+        warm: row(warm),
+        "warm, no proxy + allowedDomains": row(rerouted),
+        "warm, 1280x720": row(resized),
+        cold: row(cold),
         "stop call (warm runs)": {
-          n: warm.stop.n,
-          p50: f(warm.stop.p50),
-          p95: f(warm.stop.p95),
-          p99: f(warm.stop.p99),
+          n: warmRuns.stop.n,
+          p50: f(warmRuns.stop.p50),
+          p95: f(warmRuns.stop.p95),
+          p99: f(warmRuns.stop.p99),
         },
       });
       targets.push(
         {
           target: "warm acquisition p50 < 100 ms",
-          measured: f(warm.acquire.p50),
-          result: verdict(warm.acquire.p50 < 100),
+          measured: f(warm.p50),
+          result: verdict(warm.p50 < 100),
         },
         ...[
           ["no proxy + allowedDomains", rerouted],
           ["1280x720", resized],
         ].map(([what, m]) => {
-          const { p50, p99 } = (m as typeof warm).acquire;
+          const { p50, p99 } = m as typeof warm;
           return {
-            target: `warm acquisition, ${what}: p50 ≤ 30 ms, p99 ≤ 100 ms (default settings: ${f(warm.acquire.p50)})`,
+            target: `warm acquisition, ${what}: p50 ≤ 30 ms, p99 ≤ 100 ms (default settings: ${f(warm.p50)})`,
             measured: `${f(p50)} / ${f(p99)}`,
             result: verdict(p50 <= 30 && p99 <= 100),
           };
         }),
         {
           target: "cold acquisition p50 < 1500 ms",
-          measured: f(cold.acquire.p50),
-          result: verdict(cold.acquire.p50 < 1500),
+          measured: f(cold.p50),
+          result: verdict(cold.p50 < 1500),
         },
       );
-      stopSamples.push(warm.stop.p50, cold.stop.p50);
+      stopSamples.push(warmRuns.stop.p50, coldRuns.stop.p50);
     }
     if (!skip.has("b")) {
       await stack.startPool({ WARM_POOL_SIZE: "2" });

@@ -38,25 +38,35 @@ async function settleAt(stack: BrowserStack, idle: number) {
 
 /**
  * (a) POST /api/v4/browsers until the first CDP command through cdpUrl is answered; and the stop call's latency.
- * Warm: the pool holds one idle browser before each run. Cold: the pool is empty (WARM_POOL_SIZE=0). `body`: the
- * settings asked for (a warm browser is fitted to them when handed out).
+ * Warm: the pool holds one idle browser before each run. Cold: the pool is empty (WARM_POOL_SIZE=0). `bodies`: the
+ * settings asked for, by name (a warm browser is fitted to them when handed out), taken in turn in every round so
+ * that a machine that gets slower or faster meanwhile weighs on each alike.
  */
-export async function acquisition(stack: BrowserStack, runs: number, idle: number, body: object = {}) {
-  const acquire: number[] = [];
+export async function acquisition<K extends string>(
+  stack: BrowserStack,
+  runs: number,
+  idle: number,
+  bodies: Record<K, object>,
+) {
+  const names = Object.keys(bodies) as K[];
+  const acquire = new Map(names.map((name) => [name, [] as number[]]));
   const stop: number[] = [];
   for (let i = 0; i < runs; i++) {
-    await settleAt(stack, idle);
-    const t0 = performance.now();
-    const browser = await stack.request("POST", "/api/v4/browsers", body);
-    const cdp = await openCdp(browser.cdpUrl);
-    await cdp.send("Browser.getVersion");
-    acquire.push(performance.now() - t0);
-    cdp.close();
-    const t1 = performance.now();
-    await stack.request("PATCH", `/api/v4/browsers/${browser.id}`, { action: "stop" });
-    stop.push(performance.now() - t1);
+    for (const name of names) {
+      await settleAt(stack, idle);
+      const t0 = performance.now();
+      const browser = await stack.request("POST", "/api/v4/browsers", bodies[name]);
+      const cdp = await openCdp(browser.cdpUrl);
+      await cdp.send("Browser.getVersion");
+      acquire.get(name)?.push(performance.now() - t0);
+      cdp.close();
+      const t1 = performance.now();
+      await stack.request("PATCH", `/api/v4/browsers/${browser.id}`, { action: "stop" });
+      stop.push(performance.now() - t1);
+    }
   }
-  return { acquire: summarize(acquire), stop: summarize(stop) };
+  const summaries = Object.fromEntries(names.map((name) => [name, summarize(acquire.get(name) ?? [])]));
+  return { acquire: summaries as Record<K, ReturnType<typeof summarize>>, stop: summarize(stop) };
 }
 
 /** (b) create → puppeteer connect → open a local page → stop, one at a time, the warm pool refilled between runs. */

@@ -283,6 +283,8 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         await deps.launcher.reroute(warm, settings, { proxyCredentials }).catch(disposing(warm));
         // Its window while it is recorded and answered: callers' CDP waits in the proxy until it is fitted.
         const fitted = deps.launcher.resize(warm, settings);
+        // A failure is dealt with once the browser is served (`serve`), or with it if it cannot be recorded.
+        fitted.catch(() => undefined);
         const handled = await decide(id, {
           type: "RequestBrowser",
           request,

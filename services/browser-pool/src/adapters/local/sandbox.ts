@@ -49,8 +49,8 @@ const SYSTEM_DIRS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 /**
  * The command that starts one browser inside bubblewrap: new network, PID, IPC and UTS namespaces, and a file
  * system that shows only the system's programs and libraries (/usr read-only, the few files of /etc that Chromium
- * reads), an empty /tmp of its own, and its profile. The host's files, DATA_DIR, other browsers' profiles, the host's loopback and every DevTools port
- * of another browser do not exist from inside.
+ * reads), an empty /tmp of its own, and its profile. The host's files, DATA_DIR, other browsers' profiles, the
+ * host's loopback and every DevTools port of another browser do not exist from inside.
  */
 export function sandboxCommand(options: SandboxOptions): { command: string; args: string[] } {
   const args = [
