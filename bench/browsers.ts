@@ -2,8 +2,10 @@
  * Browsers: acquisition, lifecycle, CDP proxy overhead, memory and capacity, with browser-pool and the gateway as
  * their own processes (as deployed) on NATS and Postgres on this machine. Every figure goes through REST.
  *   (a) POST /api/v4/browsers → first CDP answer via cdpUrl: warm pool (default settings, and settings the pool was
- *       not launched with, taken in turn in each round) vs cold, 50 runs each
- *       targets: warm p50 < 100 ms, other settings p50 ≤ 30 ms and p99 ≤ 100 ms, cold p50 < 1.5 s; stop < 50 ms
+ *       not launched with, taken in turn in each round) vs cold, 50 runs each; with a profile (cold) against
+ *       Chromium launched directly in the same rounds
+ *       targets: warm p50 < 100 ms, other settings p50 ≤ 30 ms and p99 ≤ 100 ms, cold p50 < 1.5 s, with a profile
+ *       ≤ 1.1× a direct launch; stop < 50 ms
  *   (b) create → connect → open a local page → stop, 100 runs one at a time; target p50 ≤ 200 ms
  *   (c) Runtime.evaluate 1+1 ×20000 per side, 1 and 5 connections, through the proxy vs straight to Chromium in
  *       short alternating blocks, as ratios to direct measured in the same run
@@ -13,7 +15,7 @@
  * BENCH_RUNS_A, BENCH_RUNS_B, BENCH_RT, BENCH_MAX_BROWSERS shorten or lengthen the parts; BENCH_SKIP=e skips parts.
  */
 import { startTestSite } from "../services/browser-pool/test/support/test-site";
-import { acquisition, capacity, lifecycle, memory, roundTrips } from "./browsers/measures";
+import { acquisition, capacity, lifecycle, memory, profileAcquisition, roundTrips } from "./browsers/measures";
 import { type BrowserStack, startBrowserStack } from "./browsers/stack";
 
 const RUNS_A = Number(process.env.BENCH_RUNS_A ?? 50);
@@ -47,6 +49,7 @@ async function main() {
       await stack.startPool({ WARM_POOL_SIZE: "0" });
       const coldRuns = await acquisition(stack, RUNS_A, 0, { cold: {} });
       const cold = coldRuns.acquire.cold;
+      const profiled = await profileAcquisition(stack, RUNS_A);
       const row = (m: typeof warm) => ({
         n: m.n,
         p50: f(m.p50),
@@ -62,6 +65,8 @@ async function main() {
         "warm, no proxy + allowedDomains": row(rerouted),
         "warm, 1280x720": row(resized),
         cold: row(cold),
+        "with a profile (cold)": row(profiled.withProfile),
+        "Chromium launched directly (puppeteer, same flags)": row(profiled.direct),
         "stop call (warm runs)": {
           n: warmRuns.stop.n,
           p50: f(warmRuns.stop.p50),
@@ -90,6 +95,11 @@ async function main() {
           target: "cold acquisition p50 < 1500 ms",
           measured: f(cold.p50),
           result: verdict(cold.p50 < 1500),
+        },
+        {
+          target: "acquisition with a profile p50 ≤ 1.1× a direct launch (same rounds)",
+          measured: `${f(profiled.withProfile.p50)} / ${f(profiled.direct.p50)} = ${f(profiled.withProfile.p50 / profiled.direct.p50)}×`,
+          result: verdict(profiled.withProfile.p50 <= 1.1 * profiled.direct.p50),
         },
       );
       stopSamples.push(warmRuns.stop.p50, coldRuns.stop.p50);

@@ -1,6 +1,10 @@
 import { fork } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { findChromium } from "@bas/embedded-infra";
+import { chromiumArgs } from "../../services/browser-pool/src/adapters/local/chromium-args";
 import { fetchDevtoolsJson } from "../../services/browser-pool/src/adapters/cdp/devtools-json";
 import puppeteer from "puppeteer-core";
 import {
@@ -67,6 +71,45 @@ export async function acquisition<K extends string>(
   }
   const summaries = Object.fromEntries(names.map((name) => [name, summarize(acquire.get(name) ?? [])]));
   return { acquire: summaries as Record<K, ReturnType<typeof summarize>>, stop: summarize(stop) };
+}
+
+/**
+ * (a) with a profile, which launches cold (it needs its own user data, restored from the profile's last state),
+ * against Chromium launched directly in the same rounds: puppeteer starting it with our flags on its own user data
+ * folder, kept from round to round as a profile is; no sandbox, no proxy, nothing recorded. Both up to the first CDP
+ * answer.
+ */
+export async function profileAcquisition(stack: BrowserStack, runs: number) {
+  const profile = await stack.request("POST", "/api/v4/profiles", { name: "bench" });
+  const withProfile: number[] = [];
+  const direct: number[] = [];
+  const args = chromiumArgs({
+    userDataDir: "",
+    screenWidth: 1920,
+    screenHeight: 1080,
+    devtoolsPort: 0,
+    proxyPort: 0,
+    noSandbox: true,
+  }).filter((arg) => !/^--(proxy|remote-debugging|user-data-dir)|^about:blank$/.test(arg));
+  const userDataDir = mkdtempSync(join(tmpdir(), "bas-bench-direct-"));
+  for (let i = 0; i < runs; i++) {
+    await settleAt(stack, 0);
+    let t0 = performance.now();
+    const browser = await stack.request("POST", "/api/v4/browsers", { profileId: profile.id });
+    const cdp = await openCdp(browser.cdpUrl);
+    await cdp.send("Browser.getVersion");
+    withProfile.push(performance.now() - t0);
+    cdp.close();
+    await stack.request("PATCH", `/api/v4/browsers/${browser.id}`, { action: "stop" });
+    await settleAt(stack, 0);
+    t0 = performance.now();
+    const chromium = await puppeteer.launch({ executablePath: findChromium(), userDataDir, args });
+    await chromium.version();
+    direct.push(performance.now() - t0);
+    await chromium.close();
+  }
+  rmSync(userDataDir, { recursive: true, force: true });
+  return { withProfile: summarize(withProfile), direct: summarize(direct) };
 }
 
 /** (b) create → puppeteer connect → open a local page → stop, one at a time, the warm pool refilled between runs. */

@@ -74,7 +74,7 @@ export async function startBrowserStack(egressAllow = "") {
       body: body ? JSON.stringify(body) : undefined,
     });
     const json = (await res.json()) as any;
-    if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json;
   }
 
