@@ -88,6 +88,9 @@ export interface CreateInput {
 
 const ref = (id: string) => ({ type: BROWSER_AGGREGATE, id });
 
+/** The longest callers' CDP waits for a browser to be ready; one that has answered nothing by then is let in as is. */
+const READY_WAIT_MS = 10_000;
+
 function deferred() {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => {
@@ -179,9 +182,22 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       marks: { browserMs: 0, proxyBytes: 0 },
       recording: recordingOf(id, launched, state.settings),
       downloads,
-      ready: Promise.all([fitted, downloads?.ready]),
+      ready: readyWithin(id, Promise.all([fitted, downloads?.ready])),
       profileId: state.settings.profileId,
     });
+  }
+
+  /** `ready`, or done waiting for it after READY_WAIT_MS: a wedged browser must not hold its callers forever. */
+  function readyWithin(id: string, ready: Promise<unknown>): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        log.warn({ browserId: id }, `the browser was not ready within ${READY_WAIT_MS} ms; its callers go in as it is`);
+        resolve();
+      }, READY_WAIT_MS);
+      timer.unref();
+    });
+    return Promise.race([ready, late]).finally(() => clearTimeout(timer));
   }
 
   /** Saves a stopping browser's state into its profile and frees the profile; before its processes end. */
