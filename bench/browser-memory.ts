@@ -4,8 +4,9 @@
  * the process group included), 4 idle browsers per variant, after they settle. Each variant must still do what
  * clients and our own features need: load a page through the egress proxy, screencast (live view, recordings), open
  * a client's new page at the window size set over CDP (how a warm browser is fitted), and refuse file:// by policy.
- * Ratios are against full Chromium in headless mode with our flags as they were before the omnibox's WebUI was
- * turned off, measured in the same run.
+ * Ratios are against full Chromium in headless mode with our flags as they were before the omnibox's WebUI and the
+ * spare renderer were turned off and the network service and GPU moved into the browser process, measured in the
+ * same run.
  * `npx tsx bench/browser-memory.ts` (BENCH_BROWSERS=4).
  */
 import { existsSync } from "node:fs";
@@ -19,28 +20,27 @@ import { startBrowserStack } from "./browsers/stack";
 const BROWSERS = Number(process.env.BENCH_BROWSERS ?? 4);
 const FULL = "/usr/bin/chromium";
 const SHELL = "/usr/bin/chromium-headless-shell";
-const LEAN_FLAGS = "--in-process-gpu --renderer-process-limit=2";
-
-/** Our flags as they were: the omnibox's WebUI popups preloaded (a later `--disable-features` replaces ours). */
-const OMNIBOX_WEBUI = `--disable-features=${DISABLED_FEATURES.filter((f) => !f.startsWith("WebUIOmnibox")).join(",")}`;
+/** Features we turned off, by when: the omnibox's WebUI popups, then the spare renderer. */
+const SPARE = "SpareRendererForSitePerProcess";
+const OFF_WITH_SPARE = DISABLED_FEATURES.filter((f) => f !== SPARE);
+const OFF_BEFORE = OFF_WITH_SPARE.filter((f) => !f.startsWith("WebUIOmnibox"));
+/** A later `--disable-features` replaces ours. */
+const offOnly = (features: string[]) => `--disable-features=${features.join(",")}`;
+const ISOLATED = { CHROMIUM_ISOLATED_SERVICES: "true" };
 
 const VARIANTS: Array<{ name: string; env: Record<string, string> }> = [
   {
     name: "chromium, omnibox WebUI preloaded (before)",
-    env: { CHROMIUM_PATH: FULL, CHROMIUM_EXTRA_ARGS: OMNIBOX_WEBUI },
+    env: { CHROMIUM_PATH: FULL, ...ISOLATED, CHROMIUM_EXTRA_ARGS: offOnly(OFF_BEFORE) },
   },
-  { name: "chromium --headless, our flags", env: { CHROMIUM_PATH: FULL } },
-  { name: `chromium ${LEAN_FLAGS}`, env: { CHROMIUM_PATH: FULL, CHROMIUM_EXTRA_ARGS: LEAN_FLAGS } },
+  {
+    name: "chromium, spare renderer, services isolated",
+    env: { CHROMIUM_PATH: FULL, ...ISOLATED, CHROMIUM_EXTRA_ARGS: offOnly(OFF_WITH_SPARE) },
+  },
+  { name: "chromium, CHROMIUM_ISOLATED_SERVICES=true", env: { CHROMIUM_PATH: FULL, ...ISOLATED } },
+  { name: "chromium, our flags (as shipped)", env: { CHROMIUM_PATH: FULL } },
   // Debian's chromium-headless-shell (apt-get install chromium-headless-shell), when this machine has it.
-  ...(existsSync(SHELL)
-    ? [
-        { name: "chromium-headless-shell", env: { CHROMIUM_PATH: SHELL } },
-        {
-          name: `chromium-headless-shell ${LEAN_FLAGS}`,
-          env: { CHROMIUM_PATH: SHELL, CHROMIUM_EXTRA_ARGS: LEAN_FLAGS },
-        },
-      ]
-    : []),
+  ...(existsSync(SHELL) ? [{ name: "chromium-headless-shell, our flags", env: { CHROMIUM_PATH: SHELL } }] : []),
 ];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

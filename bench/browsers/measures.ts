@@ -90,6 +90,7 @@ export async function profileAcquisition(stack: BrowserStack, runs: number) {
     devtoolsPort: 0,
     proxyPort: 0,
     noSandbox: true,
+    isolatedServices: true,
   }).filter((arg) => !/^--(proxy|remote-debugging|user-data-dir)|^about:blank$/.test(arg));
   const userDataDir = mkdtempSync(join(tmpdir(), "bas-bench-direct-"));
   for (let i = 0; i < runs; i++) {

@@ -85,6 +85,11 @@ const browserPoolEnv = {
   TZ: z.string().optional(),
   /** Chromium's own sandbox inside the browser's bubblewrap sandbox; false only where the kernel refuses it. */
   CHROMIUM_SANDBOX: flag(true),
+  /**
+   * Chromium's network service and GPU in sandboxed processes of their own (its default layout). False runs them in
+   * the browser process, ~17 MB less per browser, with one layer fewer between the sites a browser visits and it.
+   */
+  CHROMIUM_ISOLATED_SERVICES: flag(true),
   /** When browser-pool runs as root, each browser runs as its own user from this range (no passwd entry needed). */
   BROWSER_UID_BASE: z.coerce.number().int().min(1000).max(4_000_000_000).default(200_000),
   /** This node's browser profiles; its contents are deleted at start (orphans of an earlier run). */

@@ -93,6 +93,7 @@ async function createDriver(config: BrowserPoolConfig, log: Logger): Promise<Bro
           })
         : undefined,
       noSandbox: !config.CHROMIUM_SANDBOX,
+      isolatedServices: config.CHROMIUM_ISOLATED_SERVICES,
       extraArgs: config.CHROMIUM_EXTRA_ARGS,
       locale: { LANG: config.LANG, ...(config.TZ ? { TZ: config.TZ } : {}) },
     });

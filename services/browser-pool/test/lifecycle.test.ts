@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { createNatsEventStore } from "@bas/event-store";
 import { sql } from "kysely";
@@ -61,6 +64,40 @@ test("a browser whose timeout elapses stops by itself, with finishedAt, and its 
   const stopped = await stoppedWith(created.id, "timeout");
   expect(stopped.finishedAt!.getTime()).toBeGreaterThanOrEqual(created.timeoutAt!.getTime());
   await eventually(async () => ((await h.chromiumIds()).includes(created.id) ? undefined : true), 10_000);
+});
+
+/** The kinds of process Chromium says a new browser of this pool runs (SystemInfo.getProcessInfo). */
+async function processTypes(pool: PoolHarness): Promise<string[]> {
+  const created = await pool.client.createBrowser({
+    projectId: project,
+    settings: undefined,
+    timeoutMinutes: 0,
+    metadata: {},
+  });
+  const client = await puppeteer.connect({ browserWSEndpoint: created.cdpUrl, defaultViewport: null });
+  const session = await client.target().createCDPSession();
+  const { processInfo } = (await session.send("SystemInfo.getProcessInfo")) as { processInfo: Array<{ type: string }> };
+  await client.disconnect();
+  await pool.client.stopBrowser({ projectId: project, browserId: created.id });
+  return processInfo.map((p) => p.type);
+}
+
+test("a browser's network service and GPU run in processes of their own, or inside its browser process with CHROMIUM_ISOLATED_SERVICES=false (~17 MB less)", async () => {
+  const isolated = await processTypes(h);
+  const lean = await startPoolHarness(
+    { BROWSER_EGRESS_ALLOW: site.host, CHROMIUM_ISOLATED_SERVICES: "false", WARM_POOL_SIZE: "0" },
+    {},
+    { infra: h.infra, dataDir: mkdtempSync(join(tmpdir(), "bas-bp-lean-")) },
+  );
+  try {
+    const together = await processTypes(lean);
+    expect(isolated).toEqual(expect.arrayContaining(["GPU", "network.mojom.NetworkService"]));
+    expect(together).toContain("renderer");
+    expect(together.filter((type) => type === "GPU" || type.startsWith("network."))).toEqual([]);
+  } finally {
+    await lean.close();
+    rmSync(lean.dataDir, { recursive: true, force: true });
+  }
 });
 
 test("a stop ends every process the browser started, the crash-report handlers that leave its group included; the answer says stopped at once, and so does a read right after", async () => {

@@ -10,11 +10,17 @@ export interface WarmPoolDeps {
   /** Pause after a failed launch, so a broken Chromium does not spin the CPU. */
   retryDelayMs?: number;
   /**
-   * How long the refill waits after a browser is taken. By then its hand-out (recording it, the answer, the caller's
-   * first CDP connection) is over; a launch at once competes with it for the CPU: on 2 cores, a warm acquisition's
-   * p50 went from ~43 to ~25 ms (bench/browsers.ts (a)).
+   * How long the refill waits after the last idle browser is taken. By then its hand-out (recording it, the answer,
+   * the caller's first CDP connection) is over; a launch at once competes with it for the CPU: on 2 cores, a warm
+   * acquisition's p50 went from ~43 to ~25 ms (bench/browsers.ts (a)).
    */
   refillDelayMs?: number;
+  /**
+   * How long it waits while idle browsers remain for the next callers: a launch takes half a second of CPU, and the
+   * caller's first page (opened, loaded) falls in that second. On 2 cores the lifecycle's p50 went from 206–235 to
+   * 169–190 ms (bench/browsers.ts (b)). A take that empties the pool brings the refill forward.
+   */
+  spareRefillDelayMs?: number;
 }
 
 /**
@@ -69,7 +75,8 @@ export function createWarmPool(deps: WarmPoolDeps) {
     /** An idle browser, now the caller's alone, or undefined when none is ready. */
     take(): Launched | undefined {
       const browser = idle.shift();
-      setTimeout(() => void refill(), deps.refillDelayMs ?? 100).unref();
+      const delay = idle.length > 0 ? (deps.spareRefillDelayMs ?? 1_000) : (deps.refillDelayMs ?? 100);
+      setTimeout(() => void refill(), delay).unref();
       return browser;
     },
     get idle() {

@@ -26,6 +26,8 @@ export interface LocalDriverOptions {
   /** Unprivileged users for Chromium; undefined when browser-pool is not root (a user namespace stands in). */
   users: NumberPool | undefined;
   noSandbox: boolean;
+  /** See `ChromiumArgsOptions.isolatedServices` (default true). */
+  isolatedServices?: boolean;
   launchTimeoutMs?: number;
   /** How often an adopted browser (not our child, so no exit event) is checked for life. */
   pollMs?: number;
@@ -104,6 +106,7 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
         devtoolsPort: SANDBOX_DEVTOOLS_PORT,
         proxyPort: SANDBOX_PROXY_PORT,
         noSandbox: options.noSandbox,
+        isolatedServices: options.isolatedServices ?? true,
         ignoreCertificateErrors: spec.ignoreCertificateErrors,
         extraArgs: options.extraArgs,
       }),
