@@ -5,8 +5,8 @@
  * clients and our own features need: load a page through the egress proxy, screencast (live view, recordings), open
  * a client's new page at the window size set over CDP (how a warm browser is fitted), and refuse file:// by policy.
  * Ratios are against full Chromium in headless mode with our flags as they were before the omnibox's WebUI and the
- * spare renderer were turned off and the network service and GPU moved into the browser process, measured in the
- * same run.
+ * spare renderer were turned off, measured in the same run. Run it with nothing else on the machine: PSS splits
+ * shared pages among all the processes that map them, so other browsers lower every figure.
  * `npx tsx bench/browser-memory.ts` (BENCH_BROWSERS=4).
  */
 import { existsSync } from "node:fs";
@@ -26,19 +26,21 @@ const OFF_WITH_SPARE = DISABLED_FEATURES.filter((f) => f !== SPARE);
 const OFF_BEFORE = OFF_WITH_SPARE.filter((f) => !f.startsWith("WebUIOmnibox"));
 /** A later `--disable-features` replaces ours. */
 const offOnly = (features: string[]) => `--disable-features=${features.join(",")}`;
-const ISOLATED = { CHROMIUM_ISOLATED_SERVICES: "true" };
 
 const VARIANTS: Array<{ name: string; env: Record<string, string> }> = [
   {
     name: "chromium, omnibox WebUI preloaded (before)",
-    env: { CHROMIUM_PATH: FULL, ...ISOLATED, CHROMIUM_EXTRA_ARGS: offOnly(OFF_BEFORE) },
+    env: { CHROMIUM_PATH: FULL, CHROMIUM_EXTRA_ARGS: offOnly(OFF_BEFORE) },
   },
   {
-    name: "chromium, spare renderer, services isolated",
-    env: { CHROMIUM_PATH: FULL, ...ISOLATED, CHROMIUM_EXTRA_ARGS: offOnly(OFF_WITH_SPARE) },
+    name: "chromium, spare renderer (fourth session)",
+    env: { CHROMIUM_PATH: FULL, CHROMIUM_EXTRA_ARGS: offOnly(OFF_WITH_SPARE) },
   },
-  { name: "chromium, CHROMIUM_ISOLATED_SERVICES=true", env: { CHROMIUM_PATH: FULL, ...ISOLATED } },
   { name: "chromium, our flags (as shipped)", env: { CHROMIUM_PATH: FULL } },
+  {
+    name: "chromium, CHROMIUM_ISOLATED_SERVICES=false",
+    env: { CHROMIUM_PATH: FULL, CHROMIUM_ISOLATED_SERVICES: "false" },
+  },
   // Debian's chromium-headless-shell (apt-get install chromium-headless-shell), when this machine has it.
   ...(existsSync(SHELL) ? [{ name: "chromium-headless-shell, our flags", env: { CHROMIUM_PATH: SHELL } }] : []),
 ];

@@ -217,7 +217,11 @@ export function startBrowserPoolService(
       readModel: createProfileQueries(db),
       settle: (sequence) =>
         profilesRunner.waitFor(sequence, 5_000).catch((err) => log.warn({ err, sequence }, "read model lags behind")),
-      isStopped: async (projectId, browserId) => (await readModel.find(projectId, browserId))?.status === "stopped",
+      // A stop this node answered early is read as such (a create right after a stop, with the same profile).
+      isStopped: async (projectId, browserId) => {
+        await pool.caughtUp(browserId);
+        return (await readModel.find(projectId, browserId))?.status === "stopped";
+      },
       now,
       newId,
     });

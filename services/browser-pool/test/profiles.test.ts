@@ -134,6 +134,20 @@ test("a profile carries sign-in, local storage and IndexedDB to the next browser
   }
 }, 120_000);
 
+test("a browser started with a profile right after the last one with it stopped starts from what that one saved", async () => {
+  const profile = (await stack.request("POST", "/api/v4/profiles", { key, body: { name: "relay" } })).body;
+  const first = await startBrowser({ profileId: profile.id });
+  await first.page.goto(`${siteUrl}/login?user=bo`);
+  await first.browser.disconnect();
+  expect((await stop(first.id)).status).toBe(200);
+
+  // No wait for the save: the create waits for it instead of starting from the state before.
+  const next = await startBrowser({ profileId: profile.id });
+  expect((await whoIsSignedIn(next.page)).who).toBe("Signed in as bo");
+  await next.browser.disconnect();
+  await stop(next.id);
+}, 60_000);
+
 test("a browser stopped by its timeout saves into its profile too", async () => {
   const profile = (await stack.request("POST", "/api/v4/profiles", { key, body: {} })).body;
   const first = await startBrowser({ profileId: profile.id, timeout: 1 });

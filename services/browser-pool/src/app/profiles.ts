@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { type EventStore, handleCommand, type Handled } from "@bas/event-store";
 import { IllegalStateError, NotFoundError } from "@bas/errors";
 import { PROFILE_AGGREGATE, type ProfileCommand, profileDecider, type ProfileEvent } from "../domain/profile";
@@ -19,7 +20,16 @@ export interface ProfilesDeps {
   isStopped(projectId: string, browserId: string): Promise<boolean>;
   now(): Date;
   newId(): string;
+  /** How long an open waits for a stopped browser's save before it takes the profile over (PROFILE_SAVE_WAIT_MS). */
+  saveWaitMs?: number;
 }
+
+/**
+ * The longest an open waits for the stopped holder's save: its `Browser.close` takes at most 5 s, its archive far
+ * less, and a create behind it must still answer within the gateway's deadline (GRPC_DEADLINE_MS, 10 s).
+ */
+const PROFILE_SAVE_WAIT_MS = 6_000;
+const SAVE_POLL_MS = 50;
 
 export interface ProfileFields {
   name?: string | null;
@@ -75,18 +85,26 @@ export function createProfiles(deps: ProfilesDeps) {
 
     /**
      * Opens the profile for a browser about to start; answers the saved state to start from (null: a fresh one).
-     * A profile still held by a browser that stopped without closing it (its node died) is taken over.
+     * A profile held by a browser that has stopped is being saved by that browser's node, which closes it then: the
+     * open waits for that, so the new browser starts from what the last one saved. One still held after
+     * `saveWaitMs` (its node died, or the save hangs) is taken over, from the state before.
      */
     async open(projectId: string, profileId: string, browserId: string): Promise<string | null> {
-      for (let attempt = 1; ; attempt++) {
+      const takeOverAt = Date.now() + (deps.saveWaitMs ?? PROFILE_SAVE_WAIT_MS);
+      for (let takenOver = false; ; ) {
         try {
           const handled = await decide(profileId, { type: "OpenProfile", projectId, browserId });
           await settled(handled);
           return handled.state.status === "none" ? null : handled.state.stateRef;
         } catch (err) {
           const holder = err instanceof IllegalStateError && (await deps.readModel.find(projectId, profileId))?.openBy;
-          if (attempt > 1 || !holder || !(await deps.isStopped(projectId, holder))) throw err;
+          if (takenOver || !holder || !(await deps.isStopped(projectId, holder))) throw err;
+          if (Date.now() < takeOverAt) {
+            await sleep(SAVE_POLL_MS);
+            continue;
+          }
           await decide(profileId, { type: "CloseProfile", browserId: holder, stateRef: null, cookieDomains: null });
+          takenOver = true;
         }
       }
     },
