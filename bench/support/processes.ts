@@ -14,6 +14,11 @@ export function startServiceProcess(name: string, main: string, env: Record<stri
     stdio: ["ignore", "ignore", "pipe"],
   });
   child.stderr?.on("data", (d) => process.stderr.write(`[${name}] ${d}`));
+  // A benchmark that dies of an error still ends its services (browser-pool stops its browsers on SIGTERM): left
+  // running, their idle browsers share pages with the next run's and lower every PSS it measures.
+  const end = () => child.kill("SIGTERM");
+  process.once("exit", end);
+  child.once("exit", () => process.off("exit", end));
   return child;
 }
 

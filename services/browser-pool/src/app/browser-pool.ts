@@ -1,5 +1,4 @@
 import { type EventStore, handleCommand, type Handled } from "@bas/event-store";
-import { setTimeout as sleep } from "node:timers/promises";
 import { NotFoundError } from "@bas/errors";
 import { cdpUrlFor, newCdpSecret } from "../domain/cdp-route";
 import { type BrowserCommand, browserDecider, type BrowserState, MAX_DOWNLOADS_PER_BROWSER } from "../domain/decider";
@@ -91,14 +90,6 @@ const ref = (id: string) => ({ type: BROWSER_AGGREGATE, id });
 
 /** The longest callers' CDP waits for a browser to be ready; one that has answered nothing by then is let in as is. */
 const READY_WAIT_MS = 10_000;
-
-/**
- * How long a stopped browser's tear-down waits after the pool has answered the stop. The answer still crosses the
- * gateway to the caller, and the end of a browser (its process tree killed, the kernel freeing its memory and
- * namespaces, its profile folder removed) takes tens of ms of CPU on the same cores: the stop call's p50 went from
- * 22–25 to 18–19 ms with 100 ms (bench/browsers.ts (b)).
- */
-const TEARDOWN_AFTER_ANSWER_MS = 100;
 
 function deferred() {
   let resolve!: () => void;
@@ -376,7 +367,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       projectId,
       after,
     }: StopOptions & {
-      /** Kill and clean up once this settles (a caller's answer) and a moment later: never before the answer. */
+      /** Kill and clean up only once this settles (a caller's answer), so the tear-down never delays it. */
       after?: Promise<unknown>;
     },
   ): Promise<Handled<BrowserEvent, BrowserState>> {
@@ -412,8 +403,6 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     const recorded = detached.recording && keepRecording(id, detached.recording);
     const done = Promise.resolve(after)
       .catch(() => undefined)
-      // A profile's state is saved at once: a browser that opens the profile meanwhile starts from the state before.
-      .then(() => (after && !detached.profileId ? sleep(TEARDOWN_AFTER_ANSWER_MS) : undefined))
       .then(async () => {
         if (detached.profileId) await keepProfile(id, detached.profileId, detached.launched);
         await Promise.all([live.retire(detached, finishedAt), recorded]);
