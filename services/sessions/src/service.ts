@@ -159,10 +159,11 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     // The mailbox read model says which addresses take mail: a create or a stop waits for it too (below).
     const mailboxes = runnerFor(mailboxProjection());
     const readModelRunners = [views, messages, costs, browsers, runViews, runCosts, mailboxes];
+    const readYourWritesMs = deps.readYourWritesTimeoutMs ?? 5_000;
     const readYourWrites: ReadYourWrites = {
       async waitFor(sequence, timeoutMs) {
         try {
-          const timeout = timeoutMs ?? deps.readYourWritesTimeoutMs ?? 5_000;
+          const timeout = timeoutMs ?? readYourWritesMs;
           await Promise.all([views, messages, runViews, mailboxes].map((runner) => runner.waitFor(sequence, timeout)));
           return true;
         } catch (err) {
@@ -221,7 +222,15 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
       sessionsServer({
         create,
         lifecycle: createSessionLifecycle(commands, queries),
-        reads: createSessionReads(queries, createMessageQueries(db)),
+        reads: createSessionReads({
+          queries,
+          messageQueries: createMessageQueries(db),
+          // Past the wait, the messages there are: a page a moment old rather than none.
+          messagesReach: (version) =>
+            messages.waitFor(version, readYourWritesMs).catch((err) => {
+              log.warn({ err, version }, "the messages' read model lags behind; answering what it has");
+            }),
+        }),
         liveView,
         log,
       }),

@@ -1,6 +1,9 @@
+import { randomUUID } from "node:crypto";
 import { status } from "@grpc/grpc-js";
+import { BROWSER_AGGREGATE, billing, browserPool, LEDGER_AGGREGATES } from "@bas/proto";
 import { checkGrpcHealth } from "@bas/service-kit";
-import { scrapeMetrics, sumOf } from "@bas/testing";
+import { eventually, scrapeMetrics, sumOf } from "@bas/testing";
+import { sql } from "kysely";
 import { createRequest, failure, type Harness, newProject, startHarness } from "./harness";
 
 let h: Harness;
@@ -50,6 +53,42 @@ test("created → running → stopped: a task without keepAlive, reported the wa
 
   await h.reports.taskCompleted({ sessionId: created.id, taskId: work.taskId, output: "$19.99", success: true });
   expect(await get(created.id)).toMatchObject({ status: "stopped", output: "$19.99", isTaskSuccessful: true });
+});
+
+test("a session without keepAlive reads running, never idle, from its task's end until its browser's cost is final", async () => {
+  const s = await h.api.createSession(createRequest(project, { task: "a" }));
+  const work = await h.takeAssignment();
+  // browser-pool opens a browser for it; billing has not charged that browser's last usage yet.
+  const browserId = randomUUID();
+  const requested = browserPool.BrowserRequested.fromPartial({ projectId: project, sessionId: s.id });
+  await h.store.append(
+    { type: BROWSER_AGGREGATE, id: browserId },
+    [{ type: "BrowserRequested", data: browserPool.BrowserRequested.toJSON(requested) }],
+    0,
+  );
+  await eventually(
+    () => sql`select 1 from session_browsers where browser_id = ${browserId}`.execute(h.infra.db),
+    (result) => result.rows.length === 1,
+  );
+  await h.reports.sandboxReady({ sessionId: s.id, browserId });
+  await h.reports.taskCompleted({ sessionId: s.id, taskId: work.taskId, output: "done", success: true });
+  expect((await get(s.id)).status).toBe("running");
+
+  const charge = billing.ChargeRecorded.fromPartial({
+    projectId: project,
+    kind: "browser",
+    browserId,
+    lastReport: true,
+  });
+  await h.store.append(
+    { type: LEDGER_AGGREGATES.session, id: s.id },
+    [{ type: "ChargeRecorded", data: billing.ChargeRecorded.toJSON(charge) }],
+    0,
+  );
+  await eventually(
+    () => get(s.id),
+    (session) => session.status === "stopped",
+  );
 });
 
 test("keepAlive: running → idle, another task to the same session (idle → running → idle), then stop", async () => {
@@ -183,6 +222,27 @@ test("sandbox failure → error, from created and from running; the task in prog
   });
   const refused = await failure(h.api.createSession(createRequest(project, { task: "c", sessionId: later.id })));
   expect(refused.code).toBe(status.FAILED_PRECONDITION);
+});
+
+test("a caller that has read `error` finds the message that says why, though the messages apply apart", async () => {
+  const s = await h.api.createSession(createRequest(project, { keepAlive: true }));
+  await h.takeAssignment();
+  await h.reports.sandboxReady({ sessionId: s.id, browserId: "b" });
+  let failed: Promise<unknown> = Promise.resolve();
+  let read: Promise<{ messages: { type: string; data: string }[] }> | undefined;
+  // The messages' read model cannot apply anything (its table locked against writes; reads go on), the session's can.
+  await h.infra.db.transaction().execute(async (trx) => {
+    await sql`lock table session_messages in exclusive mode`.execute(trx);
+    failed = h.reports.sandboxFailed({ sessionId: s.id, error: "chromium crashed" });
+    await eventually(
+      () => get(s.id),
+      (session) => session.status === "error",
+    );
+    read = h.api.listMessages({ projectId: project, sessionId: s.id, limit: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  });
+  expect((await read!).messages.at(-1)).toMatchObject({ type: "error", data: "chromium crashed" });
+  await failed;
 });
 
 test("a failed task: verdict false with the error; keepAlive decides idle or stopped", async () => {

@@ -43,8 +43,13 @@ export interface SessionPage {
 }
 
 /** Queries of the sessions read model. Deleted sessions are never returned. */
+/** A session as its read model shows it, with the stream sequence of the last event applied to it. */
+export interface ProjectedSessionRecord extends SessionRecord {
+  version: number;
+}
+
 export interface SessionQueries {
-  get(projectId: string, sessionId: string): Promise<SessionRecord | undefined>;
+  get(projectId: string, sessionId: string): Promise<ProjectedSessionRecord | undefined>;
   /** Newest first. Screenshot and recordings are left out: lists never carry them. */
   list(projectId: string, page: number, pageSize: number): Promise<SessionPage>;
   /** Ids of created or idle sessions whose last change is older than `before`. */

@@ -24,7 +24,14 @@ export interface SessionReads {
   messages(projectId: string, sessionId: string, cursor: MessageCursor): Promise<MessagePage>;
 }
 
-export function createSessionReads(queries: SessionQueries, messageQueries: MessageQueries): SessionReads {
+export interface SessionReadsDeps {
+  queries: SessionQueries;
+  messageQueries: MessageQueries;
+  /** Waits (bounded) until the messages' read model has applied `version`, a stream sequence. */
+  messagesReach(version: number): Promise<void>;
+}
+
+export function createSessionReads({ queries, messageQueries, messagesReach }: SessionReadsDeps): SessionReads {
   async function get(projectId: string, sessionId: string) {
     const record = await queries.get(projectId, sessionId);
     if (!record) throw notFound();
@@ -34,7 +41,10 @@ export function createSessionReads(queries: SessionQueries, messageQueries: Mess
     get,
     list: (projectId, page, pageSize) => queries.list(projectId, page, pageSize),
     async messages(projectId, sessionId, cursor) {
-      await get(projectId, sessionId);
+      // The messages are a read model of their own, applied apart from the session's. A caller that has just read
+      // a status (say `error`) must find the messages that led to it (the one that says why), not an older page.
+      const { version } = await get(projectId, sessionId);
+      await messagesReach(version);
       const result = await messageQueries.list(sessionId, cursor);
       if ("unknownCursor" in result) {
         const field = result.unknownCursor;

@@ -14,7 +14,7 @@ import {
   type SessionCosts,
   type SessionPage,
   type SessionQueries,
-  type SessionRecord,
+  type ProjectedSessionRecord,
   ZERO_COSTS,
 } from "../../app/ports";
 import type { SessionsDb } from "./schema";
@@ -64,11 +64,11 @@ export function sessionsProjection(): Projection<SessionsDb, SessionEvent> {
       const before = row?.doc ?? initialState();
       const next = evolve(before, event);
       if (next.status === "none") return;
-      const lastActive = ACTIVE_STATUSES.includes(next.status)
-        ? next.status
-        : before.status !== "none" && ACTIVE_STATUSES.includes(before.status)
-          ? before.status
-          : undefined;
+      // The status readers saw before this commit began: one commit can pass through a status no reader ever saw
+      // (a task's end and the stop of a session without keepAlive: idle, then stopped).
+      const commitStarts = (event.commit?.index ?? 0) === 0;
+      const lastActive =
+        commitStarts && before.status !== "none" && ACTIVE_STATUSES.includes(before.status) ? before.status : undefined;
       const values = {
         id: next.id,
         project_id: next.settings.projectId,
@@ -147,6 +147,7 @@ export function createSessionQueries(db: Kysely<SessionsDb>, options: SessionQue
         "s.doc",
         "s.updated_at",
         "s.last_active_status",
+        "s.version",
         "c.proxy_used_mb",
         "c.llm_cost_usd",
         "c.proxy_cost_usd",
@@ -158,14 +159,15 @@ export function createSessionQueries(db: Kysely<SessionsDb>, options: SessionQue
         ),
       ]);
 
-  async function get(projectId: string, sessionId: string): Promise<SessionRecord | undefined> {
+  async function get(projectId: string, sessionId: string): Promise<ProjectedSessionRecord | undefined> {
     const row = await withCosts()
       .where("s.id", "=", sessionId)
       .where("s.project_id", "=", projectId)
       .where("s.api", "=", "v3")
       .where("s.deleted", "=", false)
       .executeTakeFirst();
-    return row ? { session: row.doc, status: shownStatus(row, options), costs: costsOf(row) } : undefined;
+    if (!row) return undefined;
+    return { session: row.doc, status: shownStatus(row, options), costs: costsOf(row), version: Number(row.version) };
   }
 
   async function list(projectId: string, page: number, pageSize: number): Promise<SessionPage> {
