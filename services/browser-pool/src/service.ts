@@ -38,6 +38,7 @@ import { createFfmpegRecorder } from "./adapters/recording/ffmpeg-recorder";
 import { createDownloadWatcher } from "./adapters/downloads/download-watcher";
 import { createDownloadStore } from "./adapters/downloads/store-download";
 import { createProfileQueries, profilesProjection } from "./adapters/pg/profiles-projection";
+import { createKeptStates } from "./adapters/profiles/kept-states";
 import { createProfileStates } from "./adapters/profiles/profile-states";
 import { createProfiles } from "./app/profiles";
 import { createBrowserPool } from "./app/browser-pool";
@@ -244,7 +245,7 @@ export function startBrowserPoolService(
       downloads: createDownloadWatcher(log),
       storeDownload: createDownloadStore(blobs, config.MAX_DOWNLOAD_MB * 1024 * 1024),
       profiles,
-      profileStates: createProfileStates(blobs),
+      profileStates: createProfileStates(blobs, createKeptStates(join(config.BROWSER_DATA_DIR, ".profile-states"))),
       settle: (sequence) =>
         browsersRunner.waitFor(sequence, 5_000).catch((err) => log.warn({ err, sequence }, "read model lags behind")),
       timeoutSweepMs: deps.timeoutSweepMs,

@@ -1,5 +1,10 @@
 import { randomUUID } from "node:crypto";
+import { readdir, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { createNatsBlobStore } from "@bas/blobs";
+import { list } from "tar";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { eventually } from "./support/pool-harness";
 import { type RestStack, startRestStack } from "./support/rest-stack";
@@ -147,6 +152,51 @@ test("a browser started with a profile right after the last one with it stopped 
   await next.browser.disconnect();
   await stop(next.id);
 }, 60_000);
+
+/** Every file and folder under `dir`, relative to it. */
+async function entriesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true });
+  return entries.map(String).sort();
+}
+
+test("the node that saved a profile keeps its state unpacked, as the archive holds it; the next browser there starts from it, one elsewhere from the archive", async () => {
+  const profile = (await stack.request("POST", "/api/v4/profiles", { key, body: { name: "kept" } })).body;
+  const signedIn = { who: "Signed in as cy", note: "kept note", draft: "kept draft" };
+  const first = await startBrowser({ profileId: profile.id });
+  await first.page.goto(`${siteUrl}/login?user=cy`);
+  await first.page.evaluate(() => localStorage.setItem("note", "kept note"));
+  await saveDraft(first.page, "kept draft");
+  await first.browser.disconnect();
+  await stop(first.id);
+
+  const keptDir = join(stack.pool.dataDir, ".profile-states");
+  const keptOf = async () => (await readdir(keptDir).catch(() => [])).find((name) => name.includes(profile.id));
+  const ref = await eventually(keptOf, 30_000);
+  // The kept folder holds exactly what the saved archive holds: no caches, no per-run files of the last browser.
+  const blobs = await createNatsBlobStore({ js: stack.pool.infra.js, namespace: stack.pool.infra.namespace });
+  const archived: string[] = [];
+  const blob = await blobs.get(ref);
+  await pipeline(blob!.stream, list({ onReadEntry: (entry) => archived.push(entry.path) }));
+  const held = archived.map((path) => path.replace(/^\.\/?/, "").replace(/\/$/, "")).filter(Boolean);
+  expect(await entriesUnder(join(keptDir, ref))).toEqual(held.sort());
+  expect(held).toContain("Default/Preferences");
+  expect(held.filter((path) => /Cache|Singleton|DevToolsActivePort/.test(path))).toEqual([]);
+
+  // The next browser on this node takes the folder (it is kept no more) and has the whole state.
+  const next = await startBrowser({ profileId: profile.id });
+  expect(await keptOf()).toBeUndefined();
+  expect(await whoIsSignedIn(next.page)).toEqual(signedIn);
+  await next.browser.disconnect();
+  await stop(next.id);
+
+  // A node without the folder (another saved the state, or it was evicted) unpacks the archive: the same state.
+  await rm(join(keptDir, await eventually(keptOf, 30_000)), { recursive: true });
+  const elsewhere = await startBrowser({ profileId: profile.id });
+  expect(await whoIsSignedIn(elsewhere.page)).toEqual(signedIn);
+  await elsewhere.browser.disconnect();
+  await stop(elsewhere.id);
+  await blobs.close();
+}, 120_000);
 
 test("a browser stopped by its timeout saves into its profile too", async () => {
   const profile = (await stack.request("POST", "/api/v4/profiles", { key, body: {} })).body;

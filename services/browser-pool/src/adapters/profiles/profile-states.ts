@@ -9,6 +9,8 @@ import type { Launched, ProfileStates } from "../../app/ports";
 import { connectCdp } from "../cdp/cdp-connection";
 import { devtoolsUpstream } from "../cdp/devtools-json";
 import { processGroupOf } from "../local/proc-fs";
+import type { KeptStates } from "./kept-states";
+import { heldInState } from "./state-contents";
 
 /** Session cookies live only in memory: they travel in this file of the saved state, outside the folder's own. */
 const COOKIES_FILE = "bas-cookies.json";
@@ -18,36 +20,32 @@ const MAX_STATE_BYTES = 200 * 1024 * 1024;
 const CLOSE_TIMEOUT_MS = 5_000;
 
 /**
- * What is not kept of a profile folder: caches (they rebuild), Chromium's per-run files (locks, sockets, crash
- * reports) and downloads (kept elsewhere). Cookies, local storage, IndexedDB, service workers and preferences stay.
- */
-const SKIPPED =
-  /(^|\/)(Singleton[^/]*|DevToolsActivePort|Crashpad|BrowserMetrics[^/]*|[^/]*Cache|Code Cache|CacheStorage|component_crx_cache|Downloads|\.cache)(\/|$)/;
-
-const relative = (path: string) => path.replace(/^\.\/?/, "");
-
-/**
  * Profiles' saved states in the blob store, as gzipped tar archives of a local browser's folder (without caches),
- * with its cookies read over CDP (session cookies are never written to the folder). A browser in a pod keeps its
- * folder in the pod: nothing is saved there.
+ * with its cookies read over CDP (session cookies are never written to the folder). The node that saved a state
+ * also keeps it unpacked (`kept`) for the next browser with the profile. A browser in a pod keeps its folder in the
+ * pod: nothing is saved there.
  */
-export function createProfileStates(blobs: BlobStore): ProfileStates {
+export function createProfileStates(blobs: BlobStore, kept: KeptStates): ProfileStates {
   const cookiesToSet = new Map<string, unknown[]>();
+
+  async function unpack(ref: string, userDataDir: string, uid: number | undefined) {
+    const blob = await blobs.get(ref);
+    if (!blob) throw new Error(`the profile's saved state ${ref} is missing from the blob store`);
+    await pipeline(
+      blob.stream,
+      extract({
+        cwd: userDataDir,
+        strict: true,
+        // Only plain files and folders: a link could lead out of the folder.
+        filter: (_path, entry) => "type" in entry && (entry.type === "File" || entry.type === "Directory"),
+        ...(uid !== undefined ? { uid, gid: uid, preserveOwner: false } : {}),
+      }),
+    );
+  }
 
   return {
     async restore(ref, userDataDir, uid) {
-      const blob = await blobs.get(ref);
-      if (!blob) throw new Error(`the profile's saved state ${ref} is missing from the blob store`);
-      await pipeline(
-        blob.stream,
-        extract({
-          cwd: userDataDir,
-          strict: true,
-          // Only plain files and folders: a link could lead out of the folder.
-          filter: (_path, entry) => "type" in entry && (entry.type === "File" || entry.type === "Directory"),
-          ...(uid !== undefined ? { uid, gid: uid, preserveOwner: false } : {}),
-        }),
-      );
+      if (!(await kept.take(ref, userDataDir, uid))) await unpack(ref, userDataDir, uid);
       const file = join(userDataDir, COOKIES_FILE);
       const cookies = JSON.parse(await readFile(file, "utf8").catch(() => "[]"));
       await rm(file, { force: true });
@@ -71,7 +69,7 @@ export function createProfileStates(blobs: BlobStore): ProfileStates {
     async save(profileId, launched) {
       const { handle } = launched.running;
       if (handle.driver !== "local") return undefined;
-      const cookies = await closeBrowser(launched);
+      const { cookies, exited } = await closeBrowser(launched);
       await writeFile(join(handle.userDataDir, COOKIES_FILE), JSON.stringify(cookies));
       let bytes = 0;
       const capped = new Transform({
@@ -88,8 +86,8 @@ export function createProfileStates(blobs: BlobStore): ProfileStates {
           gzip: true,
           cwd: handle.userDataDir,
           portable: true,
-          // Links are left out (a restored one could lead out of the folder).
-          filter: (path, stat) => "isSymbolicLink" in stat && !stat.isSymbolicLink() && !SKIPPED.test(relative(path)),
+          // Plain files and folders, without caches and per-run files.
+          filter: (path, stat) => "isFile" in stat && heldInState(path, stat),
         },
         ["."],
       );
@@ -98,6 +96,8 @@ export function createProfileStates(blobs: BlobStore): ProfileStates {
         contentType: "application/gzip",
         ref: `profile-${profileId}-${randomUUID()}.tgz`,
       });
+      // A browser still running (it did not close in time) may still write into its folder: that one is not kept.
+      if (exited) await kept.keep(ref, handle.userDataDir);
       const domains = cookies.map((c) => String((c as { domain?: string }).domain ?? "").replace(/^\./, ""));
       return { ref, cookieDomains: [...new Set(domains.filter(Boolean))].sort() };
     },
@@ -110,10 +110,13 @@ function asCookieParam(cookie: unknown): Record<string, unknown> {
   return session ? rest : { ...rest, expires };
 }
 
-/** Reads the browser's cookies, then closes it so that it writes its storage out; resolves once it is gone. */
-async function closeBrowser(launched: Launched): Promise<unknown[]> {
+/**
+ * Reads the browser's cookies, then closes it so that it writes its storage out; resolves once it is gone, or
+ * after `CLOSE_TIMEOUT_MS` (then `exited` is false).
+ */
+async function closeBrowser(launched: Launched): Promise<{ cookies: unknown[]; exited: boolean }> {
   const { handle } = launched.running;
-  if (handle.driver !== "local") return [];
+  if (handle.driver !== "local") return { cookies: [], exited: false };
   let cookies: unknown[] = [];
   try {
     const cdp = await connectCdp(devtoolsUpstream(handle.devtoolsUrl, handle.devtoolsSocket));
@@ -127,8 +130,7 @@ async function closeBrowser(launched: Launched): Promise<unknown[]> {
     // A browser that crashed has nothing to say; its folder is saved as it is.
   }
   const deadline = Date.now() + CLOSE_TIMEOUT_MS;
-  while ((await processGroupOf(handle.pid)) !== undefined && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return cookies;
+  const gone = async () => (await processGroupOf(handle.pid)) === undefined;
+  while (!(await gone()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  return { cookies, exited: await gone() };
 }
