@@ -213,8 +213,13 @@ export function startBrowserPoolService(
     });
     const cannotRecord = recorder.problem();
     if (cannotRecord) log.warn({ ffmpegPath: config.FFMPEG_PATH }, cannotRecord);
+    const profileStates = createProfileStates(
+      blobs,
+      createKeptStates(join(config.BROWSER_DATA_DIR, ".profile-states")),
+    );
     const profiles = createProfiles({
       store,
+      states: profileStates,
       readModel: createProfileQueries(db),
       settle: (sequence) =>
         profilesRunner.waitFor(sequence, 5_000).catch((err) => log.warn({ err, sequence }, "read model lags behind")),
@@ -245,7 +250,7 @@ export function startBrowserPoolService(
       downloads: createDownloadWatcher(log),
       storeDownload: createDownloadStore(blobs, config.MAX_DOWNLOAD_MB * 1024 * 1024),
       profiles,
-      profileStates: createProfileStates(blobs, createKeptStates(join(config.BROWSER_DATA_DIR, ".profile-states"))),
+      profileStates,
       settle: (sequence) =>
         browsersRunner.waitFor(sequence, 5_000).catch((err) => log.warn({ err, sequence }, "read model lags behind")),
       timeoutSweepMs: deps.timeoutSweepMs,

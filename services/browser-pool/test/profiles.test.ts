@@ -159,7 +159,7 @@ async function entriesUnder(dir: string): Promise<string[]> {
   return entries.map(String).sort();
 }
 
-test("the node that saved a profile keeps its state unpacked, as the archive holds it; the next browser there starts from it, one elsewhere from the archive", async () => {
+test("the node that saved a profile keeps its state unpacked, as the archive holds it; the next browser there starts from it, one elsewhere from the archive; a delete removes it", async () => {
   const profile = (await stack.request("POST", "/api/v4/profiles", { key, body: { name: "kept" } })).body;
   const signedIn = { who: "Signed in as cy", note: "kept note", draft: "kept draft" };
   const first = await startBrowser({ profileId: profile.id });
@@ -196,6 +196,13 @@ test("the node that saved a profile keeps its state unpacked, as the archive hol
   await elsewhere.browser.disconnect();
   await stop(elsewhere.id);
   await blobs.close();
+
+  // A deleted profile leaves nothing of its state on the node (deleted once the last browser's save freed it).
+  await eventually(async () => {
+    const deleted = await stack.request("DELETE", `/api/v4/profiles/${profile.id}`, { key });
+    return deleted.status === 204 ? true : undefined;
+  }, 30_000);
+  expect(await keptOf()).toBeUndefined();
 }, 120_000);
 
 test("a browser stopped by its timeout saves into its profile too", async () => {

@@ -261,6 +261,8 @@ export interface ProfileStates {
    * everything out) and keeps its folder without caches. Undefined when the browser's files are out of reach (a pod).
    */
   save(profileId: string, launched: Launched): Promise<SavedProfile | undefined>;
+  /** The profile was deleted: what this node holds of its states outside the blob store goes. */
+  forget(profileId: string): Promise<void>;
 }
 
 /** What the pool counts for operators (Prometheus in production). */

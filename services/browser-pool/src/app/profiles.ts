@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type EventStore, handleCommand, type Handled } from "@bas/event-store";
 import { IllegalStateError, NotFoundError } from "@bas/errors";
 import { PROFILE_AGGREGATE, type ProfileCommand, profileDecider, type ProfileEvent } from "../domain/profile";
-import type { ProfileView, SavedProfile } from "./ports";
+import type { ProfileStates, ProfileView, SavedProfile } from "./ports";
 
 /** The profiles read model. */
 export interface ProfileReadModel {
@@ -14,6 +14,8 @@ export interface ProfileReadModel {
 export interface ProfilesDeps {
   store: EventStore;
   readModel: ProfileReadModel;
+  /** What this node holds of profiles' states (a deleted profile's go). */
+  states: Pick<ProfileStates, "forget">;
   /** Waits until the read model has applied the event at `sequence`. */
   settle(sequence: number): Promise<void>;
   /** Whether a browser is recorded as stopped (its profile can be taken over). */
@@ -81,6 +83,7 @@ export function createProfiles(deps: ProfilesDeps) {
 
     async delete(projectId: string, profileId: string): Promise<void> {
       await settled(await decide(profileId, { type: "DeleteProfile", projectId }));
+      await deps.states.forget(profileId);
     },
 
     /**

@@ -63,6 +63,13 @@ export function createKeptStates(dir: string, maxKept = MAX_KEPT) {
       if (uid !== undefined) await promisify(execFile)("chown", ["-R", `${uid}:${uid}`, into]);
       return true;
     },
+
+    /** Removes every kept folder whose ref starts with `prefix`. */
+    async drop(prefix: string): Promise<void> {
+      const names = await readdir(dir).catch(() => [] as string[]);
+      const dropped = names.filter((name) => name.startsWith(prefix));
+      await Promise.all(dropped.map((name) => rm(join(dir, name), { recursive: true, force: true })));
+    },
   };
 }
 

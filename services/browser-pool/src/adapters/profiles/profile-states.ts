@@ -94,15 +94,20 @@ export function createProfileStates(blobs: BlobStore, kept: KeptStates): Profile
       // A new blob each time: the state before stays whole until the profile points at this one.
       const ref = await blobs.put(archive.pipe(capped), {
         contentType: "application/gzip",
-        ref: `profile-${profileId}-${randomUUID()}.tgz`,
+        ref: `${refPrefix(profileId)}${randomUUID()}.tgz`,
       });
       // A browser still running (it did not close in time) may still write into its folder: that one is not kept.
       if (exited) await kept.keep(ref, handle.userDataDir);
       const domains = cookies.map((c) => String((c as { domain?: string }).domain ?? "").replace(/^\./, ""));
       return { ref, cookieDomains: [...new Set(domains.filter(Boolean))].sort() };
     },
+
+    forget: (profileId) => kept.drop(refPrefix(profileId)),
   };
 }
+
+/** Every saved state of a profile has a ref of its own that starts so. */
+const refPrefix = (profileId: string) => `profile-${profileId}-`;
 
 /** A cookie as Storage.getCookies gave it, as Storage.setCookies takes it: a session cookie has no expiry. */
 function asCookieParam(cookie: unknown): Record<string, unknown> {
