@@ -220,6 +220,7 @@ export function startBrowserPoolService(
     const profiles = createProfiles({
       store,
       states: profileStates,
+      log,
       readModel: createProfileQueries(db),
       settle: (sequence) =>
         profilesRunner.waitFor(sequence, 5_000).catch((err) => log.warn({ err, sequence }, "read model lags behind")),

@@ -153,6 +153,19 @@ test("a browser started with a profile right after the last one with it stopped 
   await stop(next.id);
 }, 60_000);
 
+/** Where the node keeps the states it saved, unpacked (one folder per state, named by its ref). */
+const keptDir = () => join(stack.pool.dataDir, ".profile-states");
+/** The ref of the profile's state the node keeps unpacked, if it keeps one. */
+const keptStateOf = async (profileId: string) =>
+  (await readdir(keptDir()).catch(() => [])).find((name) => name.includes(profileId));
+
+/** Deletes the profile once the last browser's save has freed it. */
+const deleteProfile = (profileId: string) =>
+  eventually(async () => {
+    const deleted = await stack.request("DELETE", `/api/v4/profiles/${profileId}`, { key });
+    return deleted.status === 204 ? true : undefined;
+  }, 30_000);
+
 /** Every file and folder under `dir`, relative to it. */
 async function entriesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true });
@@ -169,8 +182,7 @@ test("the node that saved a profile keeps its state unpacked, as the archive hol
   await first.browser.disconnect();
   await stop(first.id);
 
-  const keptDir = join(stack.pool.dataDir, ".profile-states");
-  const keptOf = async () => (await readdir(keptDir).catch(() => [])).find((name) => name.includes(profile.id));
+  const keptOf = () => keptStateOf(profile.id);
   const ref = await eventually(keptOf, 30_000);
   // The kept folder holds exactly what the saved archive holds: no caches, no per-run files of the last browser.
   const blobs = await createNatsBlobStore({ js: stack.pool.infra.js, namespace: stack.pool.infra.namespace });
@@ -178,7 +190,7 @@ test("the node that saved a profile keeps its state unpacked, as the archive hol
   const blob = await blobs.get(ref);
   await pipeline(blob!.stream, list({ onReadEntry: (entry) => archived.push(entry.path) }));
   const held = archived.map((path) => path.replace(/^\.\/?/, "").replace(/\/$/, "")).filter(Boolean);
-  expect(await entriesUnder(join(keptDir, ref))).toEqual(held.sort());
+  expect(await entriesUnder(join(keptDir(), ref))).toEqual(held.sort());
   expect(held).toContain("Default/Preferences");
   expect(held.filter((path) => /Cache|Singleton|DevToolsActivePort/.test(path))).toEqual([]);
 
@@ -190,19 +202,48 @@ test("the node that saved a profile keeps its state unpacked, as the archive hol
   await stop(next.id);
 
   // A node without the folder (another saved the state, or it was evicted) unpacks the archive: the same state.
-  await rm(join(keptDir, await eventually(keptOf, 30_000)), { recursive: true });
+  await rm(join(keptDir(), await eventually(keptOf, 30_000)), { recursive: true });
   const elsewhere = await startBrowser({ profileId: profile.id });
   expect(await whoIsSignedIn(elsewhere.page)).toEqual(signedIn);
   await elsewhere.browser.disconnect();
   await stop(elsewhere.id);
   await blobs.close();
 
-  // A deleted profile leaves nothing of its state on the node (deleted once the last browser's save freed it).
-  await eventually(async () => {
-    const deleted = await stack.request("DELETE", `/api/v4/profiles/${profile.id}`, { key });
-    return deleted.status === 204 ? true : undefined;
-  }, 30_000);
+  // A deleted profile leaves nothing of its state on the node.
+  await deleteProfile(profile.id);
   expect(await keptOf()).toBeUndefined();
+}, 120_000);
+
+test("a profile holds one saved state: each save deletes the blob of the one it replaces, and a delete the last", async () => {
+  const profile = (await stack.request("POST", "/api/v4/profiles", { key, body: {} })).body;
+  const blobs = await createNatsBlobStore({ js: stack.pool.infra.js, namespace: stack.pool.infra.namespace });
+  const stored = async (ref: string) => {
+    const blob = await blobs.get(ref);
+    blob?.stream.destroy();
+    return blob !== null;
+  };
+  const refs: string[] = [];
+  for (const user of ["di", "ed"]) {
+    const b = await startBrowser({ profileId: profile.id });
+    await b.page.goto(`${siteUrl}/login?user=${user}`);
+    await b.browser.disconnect();
+    await stop(b.id);
+    refs.push(await eventually(() => keptStateOf(profile.id), 30_000));
+  }
+  await eventually(async () => ((await stored(refs[0])) ? undefined : true), 30_000);
+  expect(await stored(refs[1])).toBe(true);
+  const next = await startBrowser({ profileId: profile.id });
+  expect((await whoIsSignedIn(next.page)).who).toBe("Signed in as ed");
+  await next.browser.disconnect();
+  await stop(next.id);
+  refs.push(await eventually(() => keptStateOf(profile.id), 30_000));
+
+  await deleteProfile(profile.id);
+  const last = (await stack.request("GET", `/api/v4/profiles/${profile.id}`, { key })).status;
+  expect(last).toBe(404);
+  // Every state the profile ever saved is gone from the blob store.
+  for (const ref of refs) expect(await stored(ref)).toBe(false);
+  await blobs.close();
 }, 120_000);
 
 test("a browser stopped by its timeout saves into its profile too", async () => {

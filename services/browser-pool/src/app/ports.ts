@@ -261,8 +261,10 @@ export interface ProfileStates {
    * everything out) and keeps its folder without caches. Undefined when the browser's files are out of reach (a pod).
    */
   save(profileId: string, launched: Launched): Promise<SavedProfile | undefined>;
-  /** The profile was deleted: what this node holds of its states outside the blob store goes. */
-  forget(profileId: string): Promise<void>;
+  /** A saved state nobody will start from any more: its blob goes, and this node's unpacked copy if it has one. */
+  discard(ref: string): Promise<void>;
+  /** The profile was deleted: its saved state goes (`discard`), and every unpacked copy of its states on this node. */
+  forget(profileId: string, stateRef: string | null): Promise<void>;
 }
 
 /** What the pool counts for operators (Prometheus in production). */

@@ -14,8 +14,9 @@ export interface ProfileReadModel {
 export interface ProfilesDeps {
   store: EventStore;
   readModel: ProfileReadModel;
-  /** What this node holds of profiles' states (a deleted profile's go). */
-  states: Pick<ProfileStates, "forget">;
+  /** Profiles' saved states: those no longer needed go. */
+  states: Pick<ProfileStates, "discard" | "forget">;
+  log: { warn(o: object, msg: string): void };
   /** Waits until the read model has applied the event at `sequence`. */
   settle(sequence: number): Promise<void>;
   /** Whether a browser is recorded as stopped (its profile can be taken over). */
@@ -82,8 +83,12 @@ export function createProfiles(deps: ProfilesDeps) {
     },
 
     async delete(projectId: string, profileId: string): Promise<void> {
-      await settled(await decide(profileId, { type: "DeleteProfile", projectId }));
-      await deps.states.forget(profileId);
+      const handled = await decide(profileId, { type: "DeleteProfile", projectId });
+      await settled(handled);
+      const stateRef = handled.state.status === "none" ? null : handled.state.stateRef;
+      await deps.states
+        .forget(profileId, stateRef)
+        .catch((err) => deps.log.warn({ err, profileId }, "a deleted profile's saved state could not be removed"));
     },
 
     /**
@@ -120,7 +125,19 @@ export function createProfiles(deps: ProfilesDeps) {
         stateRef: saved?.ref ?? null,
         cookieDomains: saved?.cookieDomains ?? null,
       };
-      await settled(await decide(profileId, command));
+      const handled = await decide(profileId, command);
+      await settled(handled);
+      // The state nobody will start from any more: the one this save replaced, or this save itself when the profile
+      // was taken over meanwhile (then the close changed nothing).
+      const closed = handled.events.find((e) => e.type === "ProfileClosed");
+      const unused = closed ? closed.data.replacedRef : saved?.ref;
+      if (unused) {
+        await deps.states
+          .discard(unused)
+          .catch((err) =>
+            deps.log.warn({ err, profileId, ref: unused }, "an unused profile state could not be removed"),
+          );
+      }
     },
   };
 }

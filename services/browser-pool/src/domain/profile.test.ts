@@ -47,6 +47,14 @@ test("a close from a browser that does not hold it changes nothing; an unsaved c
   expect(state).toMatchObject({ openBy: null, stateRef: "ref-1" });
 });
 
+test("a close with a new state names the state it replaces (its blob is no longer needed); an unsaved close none", () => {
+  expect(run(create, open("a"), close("a", "ref-1")).last).toMatchObject([{ data: { replacedRef: null } }]);
+  const replaced = run(create, open("a"), close("a", "ref-1"), open("b"), close("b", "ref-2")).last;
+  expect(replaced).toMatchObject([{ type: "ProfileClosed", data: { stateRef: "ref-2", replacedRef: "ref-1" } }]);
+  const unsaved = run(create, open("a"), close("a", "ref-1"), open("b"), close("b", null)).last;
+  expect(unsaved).toMatchObject([{ data: { stateRef: null, replacedRef: null } }]);
+});
+
 test("another project's profile, an unknown one and a deleted one are not found; an open one cannot be deleted", () => {
   expect(() => run(create, open("a", "q"))).toThrow(NotFoundError);
   expect(() => run(open("a"))).toThrow(NotFoundError);

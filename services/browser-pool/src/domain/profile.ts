@@ -10,8 +10,14 @@ export type ProfileEvent =
   | DomainEvent<"ProfileDeleted", Record<string, never>>
   /** A browser started with the profile; nobody else may open it until it is closed. */
   | DomainEvent<"ProfileOpened", { browserId: string }>
-  /** The browser stopped; `stateRef` is the state it saved (null: the state before stays). */
-  | DomainEvent<"ProfileClosed", { browserId: string; stateRef: string | null; cookieDomains: string[] | null }>;
+  /**
+   * The browser stopped; `stateRef` is the state it saved (null: the state before stays), `replacedRef` the state
+   * before that it replaces (absent in events written before it was recorded).
+   */
+  | DomainEvent<
+      "ProfileClosed",
+      { browserId: string; stateRef: string | null; cookieDomains: string[] | null; replacedRef?: string | null }
+    >;
 
 export type ProfileState =
   | { status: "none" }
@@ -98,7 +104,12 @@ export const profileDecider: Decider<ProfileCommand, ProfileEvent, ProfileState>
         return [
           {
             type: "ProfileClosed",
-            data: { browserId: command.browserId, stateRef: command.stateRef, cookieDomains: command.cookieDomains },
+            data: {
+              browserId: command.browserId,
+              stateRef: command.stateRef,
+              cookieDomains: command.cookieDomains,
+              replacedRef: command.stateRef ? state.stateRef : null,
+            },
           },
         ];
     }

@@ -43,6 +43,11 @@ export function createProfileStates(blobs: BlobStore, kept: KeptStates): Profile
     );
   }
 
+  async function discard(ref: string) {
+    await kept.drop(ref);
+    await blobs.delete(ref);
+  }
+
   return {
     async restore(ref, userDataDir, uid) {
       if (!(await kept.take(ref, userDataDir, uid))) await unpack(ref, userDataDir, uid);
@@ -102,7 +107,12 @@ export function createProfileStates(blobs: BlobStore, kept: KeptStates): Profile
       return { ref, cookieDomains: [...new Set(domains.filter(Boolean))].sort() };
     },
 
-    forget: (profileId) => kept.drop(refPrefix(profileId)),
+    discard,
+
+    async forget(profileId, stateRef) {
+      await kept.drop(refPrefix(profileId));
+      if (stateRef) await discard(stateRef);
+    },
   };
 }
 
