@@ -12,7 +12,7 @@
 import { existsSync } from "node:fs";
 import puppeteer from "puppeteer-core";
 import { startTestSite } from "../services/browser-pool/test/support/test-site";
-import { DISABLED_FEATURES } from "../services/browser-pool/src/adapters/local/chromium-args";
+import { DISABLED_FEATURES } from "../services/browser-pool/src/adapters/chromium-features";
 import { treeMemory } from "../services/browser-pool/src/adapters/local/proc-fs";
 import { browserRoot } from "./browsers/measures";
 import { startBrowserStack } from "./browsers/stack";

@@ -1,6 +1,6 @@
 /**
  * The browser pod image's entrypoint (deploy/image/chromium-pod.sh) with this machine's Chromium, as the pod runs it:
- * the pod's arguments appended, DevTools answering on an address other than loopback (what browser-pool and the
+ * the arguments browser-pool's pod manifest gives it appended, DevTools answering on an address other than loopback (what browser-pool and the
  * readiness probe call), and the image's HEALTHCHECK command passing. The image itself is not built here.
  */
 import { execFile, spawn } from "node:child_process";
@@ -10,9 +10,24 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { freePort, waitForExit } from "@bas/embedded-infra";
 import { eventually, runEnv } from "@bas/testing";
+import puppeteer from "puppeteer-core";
+import { browserPodManifest } from "../../services/browser-pool/src/adapters/kubernetes/pod-manifest";
 import { effectiveInstructions, execForm, last, parseDockerfile } from "../support/dockerfile";
 
 const ROOT = resolve(__dirname, "../..");
+/** The arguments browser-pool's Kubernetes driver appends (its proxy is not there: a blank page needs none). */
+const podArgs = browserPodManifest({
+  browserId: "5f0c6c1e-8a43-4d5e-9a3b-1c2d3e4f5a6b",
+  namespace: "browsers",
+  nodeId: "node",
+  deployment: "bas",
+  image: "bas/chromium",
+  devtoolsPort: 9222,
+  screenWidth: 800,
+  screenHeight: 600,
+  proxyServer: "http://127.0.0.1:9",
+  resources: { cpu: "500m", memory: "1Gi" },
+}).spec!.containers[0].args!;
 const run = promisify(execFile);
 
 /** An address of this machine other than loopback (the pod IP's stand-in), else loopback. */
@@ -26,11 +41,11 @@ test("Chromium serves DevTools on the pod's address, and the image's HEALTHCHECK
   const port = String(await freePort());
   const env = { ...runEnv(), HOME: dir, TMPDIR: dir, DEVTOOLS_PORT: port };
   // Its own process group: socat and Chromium's helpers end with it.
-  const pod = spawn(
-    "sh",
-    [join(ROOT, "deploy/image/chromium-pod.sh"), "--window-size=800,600", "--disable-dev-shm-usage", "about:blank"],
-    { env: { ...env, CHROMIUM_DEVTOOLS_PORT: String(await freePort()) }, detached: true, stdio: "ignore" },
-  );
+  const pod = spawn("sh", [join(ROOT, "deploy/image/chromium-pod.sh"), ...podArgs], {
+    env: { ...env, CHROMIUM_DEVTOOLS_PORT: String(await freePort()) },
+    detached: true,
+    stdio: "ignore",
+  });
   try {
     // A first request can reach Chromium before its DevTools answer, and then waits forever: each try is bounded.
     const version = await eventually(
@@ -46,6 +61,12 @@ test("Chromium serves DevTools on the pod's address, and the image's HEALTHCHECK
     expect(new URL(version.webSocketDebuggerUrl).host).toBe(`${podIp()}:${port}`);
     const pages = (await (await fetch(`http://${podIp()}:${port}/json/list`)).json()) as Array<{ url: string }>;
     expect(pages.map((p) => p.url)).toContain("about:blank");
+    // At rest, one renderer (the blank page's): none preloaded for the omnibox's popups, no spare one.
+    const browser = await puppeteer.connect({ browserURL: `http://${podIp()}:${port}` });
+    const session = await browser.target().createCDPSession();
+    const { processInfo } = (await session.send("SystemInfo.getProcessInfo")) as { processInfo: { type: string }[] };
+    await browser.disconnect();
+    expect(processInfo.filter((p) => p.type === "renderer")).toHaveLength(1);
 
     const [command, ...args] = execForm(
       last(effectiveInstructions(parseDockerfile(join(ROOT, "Dockerfile")), "chromium"), "HEALTHCHECK")!.args,

@@ -1,3 +1,5 @@
+import { DISABLED_FEATURES } from "../chromium-features";
+
 export interface ChromiumArgsOptions {
   userDataDir: string;
   screenWidth: number;
@@ -16,19 +18,6 @@ export interface ChromiumArgsOptions {
   ignoreCertificateErrors?: boolean;
   extraArgs?: readonly string[];
 }
-
-export const DISABLED_FEATURES = [
-  "Translate",
-  "OptimizationHints",
-  "MediaRouter",
-  "DialMediaRouteProvider",
-  "WebUIOmniboxPopup",
-  "WebUIOmniboxAimPopup",
-  "WebUIOmniboxFullPopup",
-  // A renderer started ahead of the next navigation that needs one: ~7 MB of every idle browser, and no measurable
-  // time on a new page or a cross-site navigation (bench/browser-memory.ts, bench/browsers.ts (b)).
-  "SpareRendererForSitePerProcess",
-];
 
 /**
  * Flags for a headless Chromium in its sandbox: DevTools on the sandbox's own loopback, every request through the
@@ -53,8 +42,6 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
     "--disable-breakpad",
     "--disable-domain-reliability",
     "--disable-client-side-phishing-detection",
-    // The omnibox's WebUI popups are preloaded in a renderer of their own, though a headless browser has no omnibox:
-    // about 50 MB of every idle browser (bench/browser-memory.ts).
     `--disable-features=${DISABLED_FEATURES.join(",")}`,
     "--metrics-recording-only",
     "--no-first-run",
