@@ -127,10 +127,11 @@ export function createProfiles(deps: ProfilesDeps) {
       };
       const handled = await decide(profileId, command);
       await settled(handled);
-      // The state nobody will start from any more: the one this save replaced, or this save itself when the profile
-      // was taken over meanwhile (then the close changed nothing).
+      // The state nobody will start from any more: the one this save replaced, or this save itself when the close
+      // changed nothing (the profile was taken over meanwhile) and the profile does not point at it.
       const closed = handled.events.find((e) => e.type === "ProfileClosed");
-      const unused = closed ? closed.data.replacedRef : saved?.ref;
+      const current = handled.state.status === "none" ? null : handled.state.stateRef;
+      const unused = closed ? closed.data.replacedRef : saved?.ref !== current ? saved?.ref : undefined;
       if (unused) {
         await deps.states
           .discard(unused)
