@@ -8,6 +8,7 @@ import { heldInState } from "./state-contents";
 const MAX_KEPT = 32;
 /** A state's ref as a folder name: refs are ours (`profile-<id>-<uuid>.tgz`), checked all the same. */
 const SAFE_REF = /^[\w.-]+$/;
+const run = promisify(execFile);
 
 /**
  * The folders of the states this node saved, unpacked, one per state: the next browser with the profile on this
@@ -60,7 +61,8 @@ export function createKeptStates(dir: string, maxKept = MAX_KEPT) {
         if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
         throw err;
       }
-      if (uid !== undefined) await promisify(execFile)("chown", ["-R", `${uid}:${uid}`, into]);
+      // The folder holds no links (left out when kept); never following one is said all the same.
+      if (uid !== undefined) await run("chown", ["-R", "-P", "--no-dereference", `${uid}:${uid}`, into]);
       return true;
     },
 
