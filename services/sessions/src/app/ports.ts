@@ -42,12 +42,12 @@ export interface SessionPage {
   pageSize: number;
 }
 
-/** Queries of the sessions read model. Deleted sessions are never returned. */
 /** A session as its read model shows it, with the stream sequence of the last event applied to it. */
 export interface ProjectedSessionRecord extends SessionRecord {
   version: number;
 }
 
+/** Queries of the sessions read model. Deleted sessions are never returned. */
 export interface SessionQueries {
   get(projectId: string, sessionId: string): Promise<ProjectedSessionRecord | undefined>;
   /** Newest first. Screenshot and recordings are left out: lists never carry them. */
