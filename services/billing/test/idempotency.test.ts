@@ -108,20 +108,24 @@ test("a crash between a usage's ledgers (session charged, project not) is comple
 test("billing stopped mid-stream and started again: the usage waits in the stream and totals come out exact", async () => {
   const projectId = randomUUID();
   const sessionId = randomUUID();
-  const publisher = (async () => {
-    for (let i = 0; i < 120; i++) {
+  const publish = async (count: number) => {
+    for (let i = 0; i < count; i++) {
       await publishUsage(h.infra, { projectId, sessionId, llm: STEP });
       if (i % 10 === 0) await sleep(5);
     }
-  })();
-  // Stop billing once it has charged some of the facts, while the rest are still being published.
+  };
+  // Billing is stopped once it has charged some of the first facts (it may be in the middle of the others), and the
+  // rest arrive while it is down. (Publishing all of them at once let billing, when quick, charge every one before
+  // the stop, and nothing was left waiting.)
+  const first = publish(40);
   for (;;) {
     const { inputTokens } = await h.client.getTotals({ projectId, sessionId });
     if (inputTokens >= 10_000) break;
     await sleep(5);
   }
   await h.stop();
-  await publisher;
+  await first;
+  await publish(80);
   const info = await h.infra.jsm.consumers.info(h.infra.streams.usage.stream, "billing_usage");
   expect(info.num_pending).toBeGreaterThan(0);
 
