@@ -160,10 +160,16 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
    * counted as running. Callers' CDP gets in once its downloads are watched and `fitted` (a warm browser's window)
    * is done; a browser that cannot be fitted is stopped as crashed.
    */
-  function serve(id: string, state: BrowserState, launched: Launched, release: () => void, fitted?: Promise<void>) {
+  function serve(
+    id: string,
+    state: BrowserState,
+    launched: Launched,
+    release: () => void,
+    fitted?: Promise<void>,
+    downloads = watchDownloads(id, launched),
+  ) {
     if (state.status !== "active") throw new Error(`browser ${id} is ${state.status}, not active`);
     release();
-    const downloads = deps.downloads.watch(id, launched, (file) => keepDownload(id, file));
     fitted?.catch((err) => {
       log.error({ err, browserId: id }, "a warm browser could not be fitted to its settings");
       end(id, { reason: "crash", detail: "the browser could not be fitted to its settings" }).catch((stopErr) =>
@@ -186,6 +192,10 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       profileId: state.settings.profileId,
     });
   }
+
+  /** Keeps what the browser downloads from now on; undefined where its files cannot be reached. */
+  const watchDownloads = (id: string, launched: Launched) =>
+    deps.downloads.watch(id, launched, (file) => keepDownload(id, file));
 
   /** `ready`, or done waiting for it after READY_WAIT_MS: a wedged browser must not hold its callers forever. */
   function readyWithin(id: string, ready: Promise<unknown>): Promise<unknown> {
@@ -323,11 +333,15 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         throw err;
       });
       let launched: Launched;
+      let downloads: ReturnType<typeof watchDownloads>;
       try {
         const restore = profileState
           ? (dir: string, uid: number | undefined) => deps.profileStates.restore(profileState, dir, uid)
           : undefined;
         launched = await deps.launcher.launch(id, settings, { prepareProfile: restore, proxyCredentials });
+        // Watched at once: a Chromium that has just started is slow to take a connection (tens of ms), and this one
+        // then overlaps the profile's cookies and the record instead of holding the caller's CDP after the answer.
+        downloads = watchDownloads(id, launched);
         if (profileState) await deps.profileStates.resume(profileState, launched).catch(disposing(launched));
       } catch (err) {
         log.error({ err, browserId: id }, "browser launch failed");
@@ -342,10 +356,11 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       }).catch(disposing(launched));
       if (started.events.length === 0) {
         // Stopped while it launched (the caller gave up, its session ended): nobody will use it.
+        downloads?.close();
         await launched.dispose();
         await freeProfile();
       } else {
-        serve(id, started.state, launched, release);
+        serve(id, started.state, launched, release, undefined, downloads);
       }
       answeredEarly(id, started);
       if (started.events.length > 0) acquired("cold");
