@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { BlobStore } from "@bas/blobs";
@@ -146,6 +147,8 @@ async function closeBrowser(launched: Launched): Promise<{ cookies: unknown[]; e
   }
   const deadline = Date.now() + CLOSE_TIMEOUT_MS;
   const gone = async () => (await processGroupOf(handle.pid)) === undefined;
-  while (!(await gone()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  // The exit of a browser this process started ends the wait at once; one it adopted is looked for every 50 ms.
+  const exit = new Promise<void>((resolve) => launched.running.onExit(() => resolve()));
+  while (!(await gone()) && Date.now() < deadline) await Promise.race([exit, sleep(50)]);
   return { cookies, exited: await gone() };
 }
