@@ -6,7 +6,9 @@
  * a client's new page at the window size set over CDP (how a warm browser is fitted), and refuse file:// by policy.
  * Ratios are against full Chromium in headless mode with our flags as they were before the omnibox's WebUI and the
  * spare renderer were turned off, measured in the same run. Run it with nothing else on the machine: PSS splits
- * shared pages among all the processes that map them, so other browsers lower every figure.
+ * shared pages among all the processes that map them, so other browsers lower every figure. For the same reason the
+ * last figure is what one more idle browser adds (as shipped): the PSS of all of 4 browsers, then of 12, the
+ * difference per browser added; this is what sizes a machine.
  * `npx tsx bench/browser-memory.ts` (BENCH_BROWSERS=4).
  */
 import { existsSync } from "node:fs";
@@ -15,7 +17,7 @@ import { startTestSite } from "../services/browser-pool/test/support/test-site";
 import { DISABLED_FEATURES } from "../services/browser-pool/src/adapters/chromium-features";
 import { treeMemory } from "../services/browser-pool/src/adapters/local/proc-fs";
 import { browserRoot } from "./browsers/measures";
-import { startBrowserStack } from "./browsers/stack";
+import { type BrowserStack, startBrowserStack } from "./browsers/stack";
 
 const BROWSERS = Number(process.env.BENCH_BROWSERS ?? 4);
 const FULL = "/usr/bin/chromium";
@@ -87,6 +89,30 @@ async function works(cdpUrl: string, pageUrl: string): Promise<string> {
   }
 }
 
+/** PSS of every process of these browsers, summed (MB), once they have settled. */
+async function totalPss(stack: BrowserStack, browsers: Array<{ id: string }>): Promise<number> {
+  await sleep(4_000);
+  const memory = await Promise.all(browsers.map(async (b) => treeMemory(await browserRoot(stack, b.id))));
+  return memory.reduce((sum, m) => sum + (m?.pssBytes ?? 0), 0) / 2 ** 20;
+}
+
+/** As shipped: PSS per browser with `BROWSERS` and with three times as many idle, and what each one added cost. */
+async function addedPerBrowser(stack: BrowserStack) {
+  await stack.startPool({ WARM_POOL_SIZE: "0", CHROMIUM_PATH: FULL });
+  const made: Array<{ id: string }> = [];
+  const idleAt = async (count: number) => {
+    while (made.length < count) made.push(await stack.request("POST", "/api/v4/browsers", {}));
+    return totalPss(stack, made);
+  };
+  try {
+    const few = await idleAt(BROWSERS);
+    const many = await idleAt(3 * BROWSERS);
+    return { few: few / BROWSERS, many: many / (3 * BROWSERS), added: (many - few) / (2 * BROWSERS) };
+  } finally {
+    for (const b of made) await stack.request("PATCH", `/api/v4/browsers/${b.id}`, { action: "stop" });
+  }
+}
+
 async function main() {
   const site = await startTestSite();
   const stack = await startBrowserStack(site.host);
@@ -105,10 +131,8 @@ async function main() {
       const made: Array<{ id: string; cdpUrl: string }> = [];
       for (let i = 0; i < BROWSERS; i++) made.push(await stack.request("POST", "/api/v4/browsers", {}));
       const check = await works(made[0].cdpUrl, site.url);
-      await sleep(4_000);
-      const memory = await Promise.all(made.map(async (b) => treeMemory(await browserRoot(stack, b.id))));
-      const pss = memory.reduce((s, m) => s + (m?.pssBytes ?? 0), 0) / made.length / 2 ** 20;
-      const processes = memory[0]?.processes ?? 0;
+      const pss = (await totalPss(stack, made)) / made.length;
+      const processes = (await treeMemory(await browserRoot(stack, made[0].id)))?.processes ?? 0;
       baseline ||= pss;
       rows[variant.name] = {
         "PSS per idle browser (MB)": Number(pss.toFixed(1)),
@@ -120,6 +144,12 @@ async function main() {
     }
     console.log(`\nIdle browser memory, ${BROWSERS} browsers per variant (target: ≤ 120 MB PSS)`);
     console.table(rows);
+    const { few, many, added } = await addedPerBrowser(stack);
+    const f = (mb: number) => mb.toFixed(1);
+    console.log(
+      `As shipped: ${f(few)} MB PSS per browser with ${BROWSERS} idle, ${f(many)} with ${3 * BROWSERS}; ` +
+        `each browser added beyond ${BROWSERS} cost ${f(added)} MB (target ≤ 120)`,
+    );
   } finally {
     await cleanup();
   }
