@@ -334,6 +334,11 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       });
       let launched: Launched;
       let downloads: ReturnType<typeof watchDownloads>;
+      /** Ends a launched browser nobody will be served, its downloads no longer watched. */
+      const abandon = (err: unknown): Promise<never> => {
+        downloads?.close();
+        return disposing(launched)(err);
+      };
       try {
         const restore = profileState
           ? (dir: string, uid: number | undefined) => deps.profileStates.restore(profileState, dir, uid)
@@ -342,7 +347,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         // Watched at once: a Chromium that has just started is slow to take a connection (tens of ms), and this one
         // then overlaps the profile's cookies and the record instead of holding the caller's CDP after the answer.
         downloads = watchDownloads(id, launched);
-        if (profileState) await deps.profileStates.resume(profileState, launched).catch(disposing(launched));
+        if (profileState) await deps.profileStates.resume(profileState, launched).catch(abandon);
       } catch (err) {
         log.error({ err, browserId: id }, "browser launch failed");
         await settled(await decide(id, { type: "StopBrowser", reason: "crash", detail: "launch failed" }));
@@ -353,7 +358,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         type: "RecordStarted",
         nodeId: config.nodeId,
         handle: launched.running.handle,
-      }).catch(disposing(launched));
+      }).catch(abandon);
       if (started.events.length === 0) {
         // Stopped while it launched (the caller gave up, its session ended): nobody will use it.
         downloads?.close();

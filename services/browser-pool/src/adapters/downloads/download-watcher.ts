@@ -36,11 +36,21 @@ export function createDownloadWatcher(log: { warn(o: object, msg: string): void 
         });
         return cdp;
       });
+      let closed = false;
       const ready = connecting.then(
         () => undefined,
-        (err) => log.warn({ err, browserId: id }, "downloads of the browser are not kept"),
+        // Once closed, the browser is ending: its connection failing is no news.
+        (err) => {
+          if (!closed) log.warn({ err, browserId: id }, "downloads of the browser are not kept");
+        },
       );
-      return { ready, close: () => void connecting.then((cdp) => cdp.close()).catch(() => undefined) };
+      return {
+        ready,
+        close() {
+          closed = true;
+          void connecting.then((cdp) => cdp.close()).catch(() => undefined);
+        },
+      };
     },
   };
 }
