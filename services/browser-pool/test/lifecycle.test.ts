@@ -76,10 +76,17 @@ async function processTypes(pool: PoolHarness): Promise<string[]> {
   });
   const client = await puppeteer.connect({ browserWSEndpoint: created.cdpUrl, defaultViewport: null });
   const session = await client.target().createCDPSession();
-  const { processInfo } = (await session.send("SystemInfo.getProcessInfo")) as { processInfo: Array<{ type: string }> };
+  // Its page's renderer can still be starting (Chromium lists a process once it has its pid).
+  const types = await eventually(async () => {
+    const { processInfo } = (await session.send("SystemInfo.getProcessInfo")) as {
+      processInfo: Array<{ type: string }>;
+    };
+    const found = processInfo.map((p) => p.type);
+    return found.includes("renderer") ? found : undefined;
+  }, 10_000);
   await client.disconnect();
   await pool.client.stopBrowser({ projectId: project, browserId: created.id });
-  return processInfo.map((p) => p.type);
+  return types;
 }
 
 test("a browser's network service and GPU run in processes of their own, or inside its browser process with CHROMIUM_ISOLATED_SERVICES=false (~17 MB less)", async () => {

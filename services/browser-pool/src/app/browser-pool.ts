@@ -495,7 +495,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         marks: await deps.usageStore.marks(row.id),
         // What was recorded before the restart is lost; the recording goes on from here.
         recording: recordingOf(row.id, launched, row.settings),
-        downloads: deps.downloads.watch(row.id, launched, (file) => keepDownload(row.id, file)),
+        downloads: watchDownloads(row.id, launched),
         profileId: row.settings.profileId,
       });
     },
