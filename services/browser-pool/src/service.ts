@@ -47,6 +47,9 @@ import { recoverBrowsers } from "./app/recovery";
 import { createSessionBrowsers } from "./app/session-browsers";
 import { sessionEndReactor } from "./app/session-reactor";
 import { watchForeignStops } from "./adapters/nats/foreign-stops";
+import { watchEvents } from "./adapters/nats/watch-events";
+import { dropCopiesOfDeletedProfiles } from "./app/deleted-profile-copies";
+import { PROFILE_AGGREGATE } from "./domain/profile";
 import { createUsageReporter } from "./app/usage-reporter";
 import { createWarmPool } from "./app/warm-pool";
 import type { BrowserPoolConfig } from "./config";
@@ -217,11 +220,12 @@ export function startBrowserPoolService(
       blobs,
       createKeptStates(join(config.BROWSER_DATA_DIR, ".profile-states")),
     );
+    const profileQueries = createProfileQueries(db);
     const profiles = createProfiles({
       store,
       states: profileStates,
       log,
-      readModel: createProfileQueries(db),
+      readModel: profileQueries,
       settle: (sequence) =>
         profilesRunner.waitFor(sequence, 5_000).catch((err) => log.warn({ err, sequence }, "read model lags behind")),
       // A stop this node answered early is read as such (a create right after a stop, with the same profile).
@@ -284,6 +288,14 @@ export function startBrowserPoolService(
     await sessionEnds.start();
     const foreignStops = watchForeignStops(nats.nc, streams, pool, log);
     cleanup.defer(() => foreignStops.close());
+    await profilesRunner.catchUp();
+    const deletedProfiles = await dropCopiesOfDeletedProfiles({
+      states: profileStates,
+      live: profileQueries.live,
+      watchDeletions: (deleted) => watchEvents(nats.nc, streams, PROFILE_AGGREGATE, ["ProfileDeleted"], deleted),
+      log,
+    });
+    cleanup.defer(() => deletedProfiles.close());
     metrics.watchConsumers(
       nats.jsm,
       [...readModelRunners, sessionEnds].map((runner) => runner.consumer),

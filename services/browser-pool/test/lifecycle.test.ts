@@ -66,6 +66,25 @@ test("a browser whose timeout elapses stops by itself, with finishedAt, and its 
   await eventually(async () => ((await h.chromiumIds()).includes(created.id) ? undefined : true), 10_000);
 });
 
+test("a browser stopped through another node is torn down on its own node at once", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "bas-bp-other-"));
+  const other = await startPoolHarness({}, {}, { infra: h.infra, dataDir });
+  try {
+    const created = await other.client.createBrowser({
+      projectId: project,
+      settings: undefined,
+      timeoutMinutes: 0,
+      metadata: {},
+    });
+    expect(await other.chromiumIds()).toContain(created.id);
+    await h.client.stopBrowser({ projectId: project, browserId: created.id });
+    await eventually(async () => ((await other.chromiumIds()).includes(created.id) ? undefined : true), 10_000);
+  } finally {
+    await other.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 /** The kinds of process Chromium says a new browser of this pool runs (SystemInfo.getProcessInfo). */
 async function processTypes(pool: PoolHarness): Promise<string[]> {
   const created = await pool.client.createBrowser({

@@ -1,12 +1,14 @@
 import { randomUUID } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createNatsBlobStore } from "@bas/blobs";
 import { list } from "tar";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
-import { eventually } from "./support/pool-harness";
+import { eventually, startPoolHarness } from "./support/pool-harness";
 import { type RestStack, startRestStack } from "./support/rest-stack";
 
 /**
@@ -213,6 +215,35 @@ test("the node that saved a profile keeps its state unpacked, as the archive hol
   await deleteProfile(profile.id);
   expect(await keptOf()).toBeUndefined();
 }, 120_000);
+
+test("a deleted profile's unpacked copies go from the other nodes too: at once if they run, when they start if not", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "bas-bp-other-"));
+  const startOther = () => startPoolHarness({ NODE_ID: "other-node" }, {}, { infra: stack.pool.infra, dataDir });
+  let other = await startOther();
+  const newProfile = async () => (await stack.request("POST", "/api/v4/profiles", { key, body: {} })).body.id as string;
+  const [deletedWhileUp, deletedWhileDown, live] = [await newProfile(), await newProfile(), await newProfile()];
+  // A node keeps the states it saved as folders named by their refs: each profile's last save happened there.
+  const otherKept = join(dataDir, ".profile-states");
+  for (const profileId of [deletedWhileUp, deletedWhileDown, live]) {
+    mkdirSync(join(otherKept, `profile-${profileId}-${randomUUID()}.tgz`, "Default"), { recursive: true });
+  }
+  const copiesOf = async (profileId: string) =>
+    (await readdir(otherKept).catch(() => [])).filter((name) => name.includes(profileId));
+  try {
+    // The delete is handled by the gateway's node; the other hears of it.
+    await deleteProfile(deletedWhileUp);
+    await eventually(async () => ((await copiesOf(deletedWhileUp)).length === 0 ? true : undefined), 10_000);
+
+    await other.close();
+    await deleteProfile(deletedWhileDown);
+    other = await startOther();
+    expect(await copiesOf(deletedWhileDown)).toEqual([]);
+    expect(await copiesOf(live)).toHaveLength(1);
+  } finally {
+    await other.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}, 60_000);
 
 test("a profile holds one saved state: each save deletes the blob of the one it replaces, and a delete the last", async () => {
   const profile = (await stack.request("POST", "/api/v4/profiles", { key, body: {} })).body;

@@ -265,6 +265,10 @@ export interface ProfileStates {
   discard(ref: string): Promise<void>;
   /** The profile was deleted: its saved state goes (`discard`), and every unpacked copy of its states on this node. */
   forget(profileId: string, stateRef: string | null): Promise<void>;
+  /** Every unpacked copy of the profile's states on this node goes (it was deleted through another node). */
+  dropCopies(profileId: string): Promise<void>;
+  /** The profiles this node holds unpacked copies of. */
+  profilesWithCopies(): Promise<string[]>;
 }
 
 /** What the pool counts for operators (Prometheus in production). */

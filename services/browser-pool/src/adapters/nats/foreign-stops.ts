@@ -1,7 +1,8 @@
 import type { StreamNames } from "@bas/event-store";
 import { BROWSER_AGGREGATE } from "@bas/proto";
-import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/transport-node";
 import type { BrowserPool } from "../../app/browser-pool";
+import { watchEvents } from "./watch-events";
 
 /**
  * Tears down this node's browsers that another node recorded as stopped (a stop call or a session's end handled
@@ -14,22 +15,11 @@ export function watchForeignStops(
   pool: Pick<BrowserPool, "runs" | "stop">,
   log: { warn(o: object, msg: string): void },
 ): { close(): void } {
-  const sub: Subscription = nc.subscribe(streams.events.ofType(BROWSER_AGGREGATE), {
-    callback: (err, msg) => {
-      if (err) return;
-      let event: { type?: string; aggregateId?: string };
-      try {
-        event = msg.json();
-      } catch {
-        return; // Not an event envelope: nothing to do.
-      }
-      if (event.type !== "BrowserStopped" || !event.aggregateId || !pool.runs(event.aggregateId)) return;
-      const browserId = event.aggregateId;
-      // The reason recorded by the other node stands: a stopped browser takes no new one.
-      void pool.stop(browserId, { reason: "caller" }).catch((error) => {
-        log.warn({ err: error, browserId }, "tearing down a browser stopped elsewhere failed");
-      });
-    },
+  return watchEvents(nc, streams, BROWSER_AGGREGATE, ["BrowserStopped"], (browserId) => {
+    if (!pool.runs(browserId)) return;
+    // The reason recorded by the other node stands: a stopped browser takes no new one.
+    void pool.stop(browserId, { reason: "caller" }).catch((error) => {
+      log.warn({ err: error, browserId }, "tearing down a browser stopped elsewhere failed");
+    });
   });
-  return { close: () => sub.unsubscribe() };
 }

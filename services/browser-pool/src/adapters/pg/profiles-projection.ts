@@ -110,6 +110,17 @@ export function createProfileQueries(db: Kysely<any>) {
       const row = await profiles().where("id", "=", profileId).where("project_id", "=", projectId).executeTakeFirst();
       return row && viewOf(row);
     },
+    /** Those of `ids` that are profiles not deleted, whichever project's. */
+    async live(ids: readonly string[]): Promise<Set<string>> {
+      if (ids.length === 0) return new Set();
+      const rows = await (db as Kysely<Db>)
+        .selectFrom(PROFILES_TABLE)
+        .select("id")
+        .where("deleted", "=", false)
+        .where("id", "in", [...ids])
+        .execute();
+      return new Set(rows.map((row) => row.id));
+    },
     async list(projectId: string, page: { number: number; size: number }) {
       const [rows, count] = await Promise.all([
         profiles()

@@ -66,6 +66,9 @@ export function createKeptStates(dir: string, maxKept = MAX_KEPT) {
       return true;
     },
 
+    /** The refs of the states kept here. */
+    refs: (): Promise<string[]> => readdir(dir).catch(() => []),
+
     /** Removes every kept folder whose ref starts with `prefix`. */
     async drop(prefix: string): Promise<void> {
       const names = await readdir(dir).catch(() => [] as string[]);

@@ -114,11 +114,19 @@ export function createProfileStates(blobs: BlobStore, kept: KeptStates): Profile
       await kept.drop(refPrefix(profileId));
       if (stateRef) await discard(stateRef);
     },
+
+    dropCopies: (profileId) => kept.drop(refPrefix(profileId)),
+
+    async profilesWithCopies() {
+      const ids = (await kept.refs()).map((ref) => PROFILE_OF_REF.exec(ref)?.[1]);
+      return [...new Set(ids.filter((id) => id !== undefined))];
+    },
   };
 }
 
-/** Every saved state of a profile has a ref of its own that starts so. */
+/** Every saved state of a profile has a ref of its own that starts so (profile ids are UUIDs). */
 const refPrefix = (profileId: string) => `profile-${profileId}-`;
+const PROFILE_OF_REF = /^profile-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-/;
 
 /** A cookie as Storage.getCookies gave it, as Storage.setCookies takes it: a session cookie has no expiry. */
 function asCookieParam(cookie: unknown): Record<string, unknown> {
