@@ -157,7 +157,7 @@ test("bursts are applied at once, also the one during which the consumer asks th
           ownStore.append({ type: "counter", id: randomUUID() }, [{ type: "Incremented", data: { by: 1 } }], 0),
         ),
       );
-      await r.waitFor(Math.max(...appended.map((a) => a.version)), 5_000);
+      await r.waitFor(Math.max(...appended.map((a) => a.version)), 20_000);
     }
     expect((await snapshot(own.db, "bursts")).history).toHaveLength(320);
   } finally {

@@ -1,7 +1,7 @@
 import { type Stack, startStack } from "./harness";
 import { dispatchedTaskId, type RunnerReports, runnerReports } from "./runner-driver";
 
-const FINAL_COSTS_WAIT_MS = 1_500;
+const FINAL_COSTS_WAIT_MS = 3_000;
 let stack: Stack;
 let runner: RunnerReports;
 

@@ -7,7 +7,8 @@ import { type Kysely, sql } from "kysely";
 import { type Stack, startStack } from "./harness";
 
 // The sessions service on a database of its own, so that it can be cut off while the gateway's stays reachable; a
-// short gateway deadline, so that a create that cannot finish in time fails fast.
+// gateway deadline of 5 s (10 by default), so that a create that cannot finish in time fails sooner; not shorter:
+// a create right after the database came back must still finish within it on a slow machine.
 let stack: Stack;
 let sessionsDatabase: string;
 let admin: Kysely<any>;
@@ -18,7 +19,7 @@ beforeAll(async () => {
   const adminUrl = new URL(url);
   adminUrl.pathname = "/postgres";
   admin = createDb(adminUrl.toString(), { max: 1 });
-  stack = await startStack({ env: { GRPC_DEADLINE_MS: "1500" }, sessionsEnv: { DATABASE_URL: url } });
+  stack = await startStack({ env: { GRPC_DEADLINE_MS: "5000" }, sessionsEnv: { DATABASE_URL: url } });
 });
 afterAll(async () => {
   await stack.close();

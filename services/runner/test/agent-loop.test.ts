@@ -209,12 +209,14 @@ test("a step's report goes on while the next step looks and decides; the next ac
   const run = await h.run("pipelined", "Shop, then the form.", {
     onStep: async (step) => {
       if (step.step !== 1) return;
-      const [page] = await h.chrome.browser.pages();
-      page.on("request", (r) => r.url().endsWith("/form/") && order.push("form requested"));
+      // Before anything is awaited: the next step's look and decision go on meanwhile.
       order.push("report 1 sent");
-      await new Promise<void>((resolve) => {
+      const released = new Promise<void>((resolve) => {
         release = resolve;
       });
+      const [page] = await h.chrome.browser.pages();
+      page.on("request", (r) => r.url().endsWith("/form/") && order.push("form requested"));
+      await released;
       order.push("report 1 done");
     },
   });

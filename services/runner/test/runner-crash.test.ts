@@ -166,7 +166,10 @@ test("a task whose runners keep dying fails clearly after the last attempt; the 
 });
 
 test("a runner shut down gracefully hands its task back, and another runner finishes it", async () => {
-  const stack = await startRunnerStack({ noRunner: true, runnerEnv: { MAX_ATTEMPTS: "3", TASK_ACK_WAIT_MS: "20000" } });
+  const stack = await startRunnerStack({
+    noRunner: true,
+    runnerEnv: { MAX_ATTEMPTS: "3", TASK_ACK_WAIT_MS: "120000" },
+  });
   try {
     const { llm, sites } = stack;
     llm.script("llama-3.3-70b", [
@@ -178,10 +181,10 @@ test("a runner shut down gracefully hands its task back, and another runner fini
     const created = await stack.create({ task: "Look at the shop.", model: "llama-3.3-70b" });
     await stack.waitFor(created.id, (s) => s.status === "running" && s.stepCount === 1);
     await waitUntil(() => llm.requests("llama-3.3-70b").length === 2);
-    // Without the hand-back, the task would wait 20 s of ack wait for a redelivery.
+    // Without the hand-back, the task would wait 120 s of ack wait for a redelivery; it is given 45.
     await first.close();
     await stack.startRunner();
-    const session = await stack.waitFor(created.id, (s) => s.status === "stopped", 15_000);
+    const session = await stack.waitFor(created.id, (s) => s.status === "stopped", 45_000);
     expect(session).toMatchObject({ isTaskSuccessful: true, output: "Handed over." });
   } finally {
     await stack.close();

@@ -60,6 +60,12 @@ async function until(check: () => boolean, timeoutMs = 20_000) {
   }
 }
 
+/**
+ * Heartbeats go every third of it: a handler's event loop may stall for two thirds (GC, pages read back in on a slow
+ * machine) before JetStream hands its task out again.
+ */
+const ACK_WAIT_MS = 2_000;
+
 test("competing runners: every task is worked exactly once, at most `concurrency` at a time per runner, even past the ack wait", async () => {
   const handled: Record<string, string[]> = {};
   const active = { a: 0, b: 0 };
@@ -71,16 +77,16 @@ test("competing runners: every task is worked exactly once, at most `concurrency
       peak[name] = Math.max(peak[name], active[name]);
       handled[item.assignment.taskId] = [...(handled[item.assignment.taskId] ?? []), `${name}#${item.attempt}`];
       // Longer than the ack wait: only the working() heartbeats keep the task from being redelivered.
-      await sleep(1_500);
+      await sleep(ACK_WAIT_MS + 500);
       active[name]--;
       return { kind: "ack" };
     };
-  await consumer(2, worker("a"));
-  await consumer(2, worker("b"));
+  await consumer(2, worker("a"), ACK_WAIT_MS);
+  await consumer(2, worker("b"), ACK_WAIT_MS);
   const ids = Array.from({ length: 6 }, () => randomUUID());
   for (const id of ids) await publish(id);
   await until(() => Object.keys(handled).length === 6 && active.a + active.b === 0);
-  await sleep(1_500);
+  await sleep(ACK_WAIT_MS + 500);
   expect(Object.values(handled).every((h) => h.length === 1 && h[0].endsWith("#1"))).toBe(true);
   expect(peak.a).toBeLessThanOrEqual(2);
   expect(peak.b).toBeLessThanOrEqual(2);

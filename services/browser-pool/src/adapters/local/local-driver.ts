@@ -70,6 +70,14 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
   const launchTimeoutMs = options.launchTimeoutMs ?? 20_000;
   const pollMs = options.pollMs ?? 1_000;
   const dirArg = (dir: string) => `--user-data-dir=${dir}`;
+  /**
+   * Resolves once no process runs with the profile folder `userDataDir` (or after `timeoutMs`): a sandbox's last
+   * processes end a moment after its first, as the kernel tears its PID namespace down.
+   */
+  async function untilNoneRuns(userDataDir: string, timeoutMs = 5_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ((await findProcessesByArgPrefix(dirArg(userDataDir))).length > 0 && Date.now() < deadline) await sleep(20);
+  }
   const socketRoot = socketRootFor(options.root);
   const socketsDirOf = (id: string) => join(socketRoot, socketDirName(id));
   let policies: Promise<string> | undefined;
@@ -189,6 +197,7 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
         signalGroup(handle.pid, "SIGKILL");
         if (childExit) await childExit;
         else await waitUntilGone(handle.pid);
+        await untilNoneRuns(handle.userDataDir);
         if (handle.uid !== undefined) options.users?.release(handle.uid);
         await removeDirs(id);
       },
@@ -219,6 +228,7 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
       if (group !== undefined) signalGroup(group, "SIGKILL");
       else process.kill(pid, "SIGKILL");
     }
+    await untilNoneRuns(userDataDir);
     await removeDirs(id);
   }
 
@@ -231,6 +241,7 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
       if (group !== undefined) signalGroup(group, "SIGKILL");
       reaped.add(id);
     }
+    await Promise.all([...reaped].map((id) => untilNoneRuns(join(options.root, id))));
     for (const id of await readdir(options.root).catch(() => [] as string[])) {
       if (!id.startsWith(".") && !keep.has(id)) await removeDirs(id);
     }
