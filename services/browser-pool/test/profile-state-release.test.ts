@@ -44,11 +44,11 @@ test("a taken-over browser's save is let go, the replaced state too, and a retri
   const saved = (ref: string) => ({ ref, cookieDomains: [] });
   const { id } = await profiles.create("p", {});
 
-  expect(await profiles.open("p", id, "a")).toBeNull();
+  expect((await profiles.open("p", id, "a")).stateRef).toBeNull();
   await profiles.close(id, "a", saved("r1"));
-  expect(await profiles.open("p", id, "b")).toBe("r1");
+  expect((await profiles.open("p", id, "b")).stateRef).toBe("r1");
   // b's node is slow to save: c takes the profile over, from r1.
-  expect(await profiles.open("p", id, "c")).toBe("r1");
+  expect((await profiles.open("p", id, "c")).stateRef).toBe("r1");
   await profiles.close(id, "b", saved("r2"));
   expect(discarded).toEqual(["r2"]);
   await profiles.close(id, "c", saved("r3"));
@@ -56,5 +56,5 @@ test("a taken-over browser's save is let go, the replaced state too, and a retri
   // The same close again (a retry after a lost answer) changes nothing and keeps r3, the state the profile has.
   await profiles.close(id, "c", saved("r3"));
   expect(discarded).toEqual(["r2", "r1"]);
-  expect(await profiles.open("p", id, "d")).toBe("r3");
+  expect((await profiles.open("p", id, "d")).stateRef).toBe("r3");
 });

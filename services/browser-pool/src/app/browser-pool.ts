@@ -326,7 +326,8 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       }
       const { profileId } = settings;
       // Before anything is recorded: an unknown profile (404) or one in use (409) leaves no browser behind.
-      const profileState = profileId ? await deps.profiles.open(input.projectId, profileId, id) : null;
+      const opened = profileId ? await deps.profiles.open(input.projectId, profileId, id) : undefined;
+      const profileState = opened?.stateRef ?? null;
       const freeProfile = () => (profileId ? deps.profiles.close(profileId, id, undefined) : Promise.resolve());
       await decide(id, { type: "RequestBrowser", request }).catch(async (err) => {
         await freeProfile();
@@ -354,6 +355,8 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         await freeProfile();
         throw new BrowserUnavailableError("The browser could not be started; try again", { cause: err });
       }
+      // Answered once the profile reads as open too (it was decided before the launch).
+      await opened?.shown;
       const started = await decide(id, {
         type: "RecordStarted",
         nodeId: config.nodeId,

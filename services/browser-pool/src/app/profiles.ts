@@ -92,18 +92,23 @@ export function createProfiles(deps: ProfilesDeps) {
     },
 
     /**
-     * Opens the profile for a browser about to start; answers the saved state to start from (null: a fresh one).
+     * Opens the profile for a browser about to start; answers the saved state to start from (null: a fresh one) once
+     * the open is decided, and `shown`, which resolves once the read model shows it: the browser launches meanwhile.
      * A profile held by a browser that has stopped is being saved by that browser's node, which closes it then: the
      * open waits for that, so the new browser starts from what the last one saved. One still held after
      * `saveWaitMs` (its node died, or the save hangs) is taken over, from the state before.
      */
-    async open(projectId: string, profileId: string, browserId: string): Promise<string | null> {
+    async open(
+      projectId: string,
+      profileId: string,
+      browserId: string,
+    ): Promise<{ stateRef: string | null; shown: Promise<void> }> {
       const takeOverAt = Date.now() + (deps.saveWaitMs ?? PROFILE_SAVE_WAIT_MS);
       for (let takenOver = false; ; ) {
         try {
           const handled = await decide(profileId, { type: "OpenProfile", projectId, browserId });
-          await settled(handled);
-          return handled.state.status === "none" ? null : handled.state.stateRef;
+          const stateRef = handled.state.status === "none" ? null : handled.state.stateRef;
+          return { stateRef, shown: settled(handled) };
         } catch (err) {
           const holder = err instanceof IllegalStateError && (await deps.readModel.find(projectId, profileId))?.openBy;
           if (takenOver || !holder || !(await deps.isStopped(projectId, holder))) throw err;
