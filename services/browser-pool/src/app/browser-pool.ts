@@ -486,6 +486,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
 
     /** Serves a browser an earlier run of this node launched (restart). */
     async adopt(row: BrowserRecord, launched: Launched): Promise<void> {
+      const downloads = watchDownloads(row.id, launched);
       live.add({
         id: row.id,
         projectId: row.projectId,
@@ -498,7 +499,9 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         marks: await deps.usageStore.marks(row.id),
         // What was recorded before the restart is lost; the recording goes on from here.
         recording: recordingOf(row.id, launched, row.settings),
-        downloads: watchDownloads(row.id, launched),
+        downloads,
+        // Callers' CDP gets in once downloads are watched again, as for a new browser.
+        ready: readyWithin(row.id, Promise.resolve(downloads?.ready)),
         profileId: row.settings.profileId,
       });
     },
