@@ -44,6 +44,8 @@ export function createProfileStates(blobs: BlobStore, kept: KeptStates): Profile
     );
   }
 
+  const dropCopies = (profileId: string) => kept.drop(refPrefix(profileId));
+
   async function discard(ref: string) {
     await kept.drop(ref);
     await blobs.delete(ref);
@@ -111,11 +113,11 @@ export function createProfileStates(blobs: BlobStore, kept: KeptStates): Profile
     discard,
 
     async forget(profileId, stateRef) {
-      await kept.drop(refPrefix(profileId));
+      await dropCopies(profileId);
       if (stateRef) await discard(stateRef);
     },
 
-    dropCopies: (profileId) => kept.drop(refPrefix(profileId)),
+    dropCopies,
 
     async profilesWithCopies() {
       const ids = (await kept.refs()).map((ref) => PROFILE_OF_REF.exec(ref)?.[1]);
