@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
@@ -155,6 +155,22 @@ test("a stop ends every process the browser started, the crash-report handlers t
     const alive = await Promise.all(tree.map((pid) => processGroupOf(pid)));
     return alive.every((g) => g === undefined) ? true : undefined;
   }, 10_000);
+});
+
+test("a browser takes its fonts from the system's font cache: none is built in its profile, even as a page renders text", async () => {
+  expect(existsSync("/var/cache/fontconfig")).toBe(true);
+  const created = await h.client.createBrowser({
+    projectId: project,
+    settings: undefined,
+    timeoutMinutes: 0,
+    metadata: {},
+  });
+  const client = await puppeteer.connect({ browserWSEndpoint: created.cdpUrl, defaultViewport: null });
+  const page = await client.newPage();
+  await page.goto(site.url);
+  await client.disconnect();
+  expect(existsSync(join(h.dataDir, created.id, ".cache", "fontconfig"))).toBe(false);
+  await h.client.stopBrowser({ projectId: project, browserId: created.id });
 });
 
 test("a creation is answered while the read model cannot take it in; reads right after wait for it and show the browser", async () => {

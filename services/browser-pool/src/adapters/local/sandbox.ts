@@ -44,6 +44,7 @@ const ETC_SHOWN = [
   "ssl/certs",
   "timezone",
 ];
+const FONT_CACHE = "/var/cache/fontconfig";
 const SYSTEM_DIRS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 
 /**
@@ -85,6 +86,7 @@ export function sandboxCommand(options: SandboxOptions): { command: string; args
     options.policyDir,
     "/etc/chromium/policies/managed",
     ...chromiumOutsideUsr(options.chromiumPath),
+    ...fontCache(),
     "--proc",
     "/proc",
     "--dev",
@@ -93,7 +95,7 @@ export function sandboxCommand(options: SandboxOptions): { command: string; args
     "1777",
     "--tmpfs",
     "/tmp",
-    ...parentsOf(options.profileDir).flatMap((dir) => ["--perms", "0755", "--dir", dir]),
+    ...foldersFor(options.profileDir),
     "--bind",
     options.profileDir,
     options.profileDir,
@@ -128,6 +130,14 @@ function hostFolderCovered(dir: string): string[] {
   return existsSync(dir) ? ["--tmpfs", dir] : [];
 }
 
+/**
+ * The system's font cache, read-only: without it fontconfig scans every font and writes a cache of its own into each
+ * new profile (~19 ms of every cold launch). It holds nothing but what the fonts in /usr say about themselves.
+ */
+function fontCache(): string[] {
+  return existsSync(FONT_CACHE) ? [...foldersFor(FONT_CACHE), "--ro-bind", FONT_CACHE, FONT_CACHE] : [];
+}
+
 /** A Chromium installed outside the system's /usr (/opt/..., /usr/local/...) is bound read-only where it is. */
 function chromiumOutsideUsr(chromiumPath: string): string[] {
   const real = realpathSync(chromiumPath);
@@ -136,10 +146,13 @@ function chromiumOutsideUsr(chromiumPath: string): string[] {
   return ["--ro-bind", dir, dir];
 }
 
-/** `/a/b/c` → `/a`, `/a/b`: the folders bubblewrap must create (traversable) before binding the profile. */
-function parentsOf(path: string): string[] {
+/** `/a/b/c` → `/a`, `/a/b`: the folders bubblewrap must create, traversable by Chromium's user, before binding `path`. */
+function foldersFor(path: string): string[] {
   const parts = dirname(path).split("/").filter(Boolean);
-  return parts.map((_, i) => `/${parts.slice(0, i + 1).join("/")}`).filter((dir) => dir !== "/tmp");
+  return parts
+    .map((_, i) => `/${parts.slice(0, i + 1).join("/")}`)
+    .filter((dir) => dir !== "/tmp")
+    .flatMap((dir) => ["--perms", "0755", "--dir", dir]);
 }
 
 /**
