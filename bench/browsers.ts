@@ -3,7 +3,7 @@
  * their own processes (as deployed) on NATS and Postgres on this machine. Every figure goes through REST.
  *   (a) POST /api/v4/browsers → first CDP answer via cdpUrl: warm pool (default settings, and settings the pool was
  *       not launched with, taken in turn in each round) vs cold, 50 runs each; with a profile (cold) against
- *       Chromium launched directly in the same rounds
+ *       Chromium launched directly in the same rounds (without its own sandbox, and with it for information)
  *       targets: warm p50 < 100 ms, other settings p50 ≤ 30 ms and p99 ≤ 100 ms, cold p50 < 1.5 s, with a profile
  *       ≤ 1.1× a direct launch; stop < 50 ms
  *   (b) create → connect → open a local page → stop, 100 runs one at a time; target p50 ≤ 200 ms
@@ -67,6 +67,7 @@ async function main() {
         cold: row(cold),
         "with a profile (cold)": row(profiled.withProfile),
         "Chromium launched directly (puppeteer, same flags)": row(profiled.direct),
+        "the same with Chromium's own sandbox on (as we run it)": row(profiled.sandboxed),
         "stop call (warm runs)": {
           n: warmRuns.stop.n,
           p50: f(warmRuns.stop.p50),
@@ -100,6 +101,11 @@ async function main() {
           target: "acquisition with a profile p50 ≤ 1.1× a direct launch (same rounds)",
           measured: `${f(profiled.withProfile.p50)} / ${f(profiled.direct.p50)} = ${f(profiled.withProfile.p50 / profiled.direct.p50)}×`,
           result: verdict(profiled.withProfile.p50 <= 1.1 * profiled.direct.p50),
+        },
+        {
+          target: "for information: with a profile against a direct launch with Chromium's own sandbox on",
+          measured: `${f(profiled.withProfile.p50 / profiled.sandboxed.p50)}×`,
+          result: "-",
         },
       );
       stopSamples.push(warmRuns.stop.p50, coldRuns.stop.p50);

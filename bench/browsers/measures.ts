@@ -1,5 +1,5 @@
 import { fork } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -76,41 +76,83 @@ export async function acquisition<K extends string>(
 /**
  * (a) with a profile, which launches cold (it needs its own user data, restored from the profile's last state),
  * against Chromium launched directly in the same rounds: puppeteer starting it with our flags on its own user data
- * folder, kept from round to round as a profile is; no sandbox, no proxy, nothing recorded. Both up to the first CDP
- * answer.
+ * folder, kept from round to round as a profile is; no proxy, nothing recorded. Both up to the first CDP answer. The
+ * direct launch runs without Chromium's own sandbox (as root, Chromium runs only so), which ours keeps; the same
+ * launch with that sandbox on, as an unprivileged user, is measured too, to tell that sandbox's share from the rest.
  */
 export async function profileAcquisition(stack: BrowserStack, runs: number) {
   const profile = await stack.request("POST", "/api/v4/profiles", { name: "bench" });
   const withProfile: number[] = [];
   const direct: number[] = [];
+  const sandboxed: number[] = [];
   const args = chromiumArgs({
     userDataDir: "",
     screenWidth: 1920,
     screenHeight: 1080,
     devtoolsPort: 0,
     proxyPort: 0,
-    noSandbox: true,
+    noSandbox: false,
     isolatedServices: true,
   }).filter((arg) => !/^--(proxy|remote-debugging|user-data-dir)|^about:blank$/.test(arg));
   const userDataDir = mkdtempSync(join(tmpdir(), "bas-bench-direct-"));
+  const { dir: sandboxedDir, ...asUser } = directAsUser();
+  const launchers = [
+    { samples: direct, executablePath: findChromium(), args: [...args, "--no-sandbox"], userDataDir, env: {} },
+    { samples: sandboxed, ...asUser, args },
+  ];
   for (let i = 0; i < runs; i++) {
     await settleAt(stack, 0);
-    let t0 = performance.now();
+    const t0 = performance.now();
     const browser = await stack.request("POST", "/api/v4/browsers", { profileId: profile.id });
     const cdp = await openCdp(browser.cdpUrl);
     await cdp.send("Browser.getVersion");
     withProfile.push(performance.now() - t0);
     cdp.close();
     await stack.request("PATCH", `/api/v4/browsers/${browser.id}`, { action: "stop" });
-    await settleAt(stack, 0);
-    t0 = performance.now();
-    const chromium = await puppeteer.launch({ executablePath: findChromium(), userDataDir, args });
-    await chromium.version();
-    direct.push(performance.now() - t0);
-    await chromium.close();
+    for (const { samples, ...launch } of launchers) {
+      await settleAt(stack, 0);
+      const started = performance.now();
+      const chromium = await puppeteer.launch({ ...launch, env: { ...process.env, ...launch.env } });
+      await chromium.version();
+      samples.push(performance.now() - started);
+      await chromium.close();
+      // Its last processes (a sandboxed one's zygotes) end a moment after the browser's; the next launch needs the folder.
+      await until(async () => (await findProcessesByArgPrefix(`--user-data-dir=${launch.userDataDir}`)).length === 0);
+    }
   }
   rmSync(userDataDir, { recursive: true, force: true });
-  return { withProfile: summarize(withProfile), direct: summarize(direct) };
+  rmSync(sandboxedDir, { recursive: true, force: true });
+  return { withProfile: summarize(withProfile), direct: summarize(direct), sandboxed: summarize(sandboxed) };
+}
+
+/** A user no browser of the pool runs as (they start at BROWSER_UID_BASE, 200000 by default). */
+const DIRECT_UID = 150_000;
+
+/**
+ * Chromium launched directly with its own sandbox on. It refuses that as root, so there it starts as an unprivileged
+ * user through a wrapper (setpriv), with a profile, a home and a temp folder of that user's.
+ */
+function directAsUser() {
+  const dir = mkdtempSync(join(tmpdir(), "bas-bench-sandboxed-"));
+  const userDataDir = join(dir, "profile");
+  const temp = join(dir, "tmp");
+  for (const folder of [userDataDir, temp]) mkdirSync(folder);
+  const env = {
+    HOME: userDataDir,
+    XDG_CONFIG_HOME: join(userDataDir, ".config"),
+    XDG_CACHE_HOME: join(userDataDir, ".cache"),
+    TMPDIR: temp,
+  };
+  if (process.getuid?.() !== 0) return { dir, executablePath: findChromium(), userDataDir, env };
+  const wrapper = join(dir, "chromium-as-user.sh");
+  writeFileSync(
+    wrapper,
+    `#!/bin/sh\nexec setpriv --reuid=${DIRECT_UID} --regid=${DIRECT_UID} --clear-groups ${findChromium()} "$@"\n`,
+    { mode: 0o755 },
+  );
+  chmodSync(dir, 0o755);
+  for (const folder of [userDataDir, temp]) chownSync(folder, DIRECT_UID, DIRECT_UID);
+  return { dir, executablePath: wrapper, userDataDir, env };
 }
 
 /** (b) create → puppeteer connect → open a local page → stop, one at a time, the warm pool refilled between runs. */
