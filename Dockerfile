@@ -107,8 +107,10 @@ RUN apt-get update \
         chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji ffmpeg socat tini \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --uid 1000 --user-group --no-create-home --home-dir /tmp chromium
-# file:// blocked, as in the local driver's sandboxes: the same policy file, written by the build.
+# file:// blocked and no model manifest fetched, as in the local driver's sandboxes: the same files, written by the
+# build (the manifest's path is MODEL_MANIFEST_PATH of services/browser-pool/src/adapters/chromium-features.ts).
 COPY --from=build /app/dist/chromium/policies.json /etc/chromium/policies/managed/bas.json
+COPY --from=build /app/dist/chromium/model-manifest.json /etc/chromium/model-manifest.json
 COPY --chmod=755 deploy/image/chromium-pod.sh /usr/local/bin/chromium-pod
 ENV HOME=/tmp DEVTOOLS_PORT=9222
 USER 1000:1000

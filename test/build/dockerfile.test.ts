@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { MODEL_MANIFEST_PATH } from "../../services/browser-pool/src/adapters/chromium-features";
 import { baseImage, effectiveInstructions, execForm, last, parseDockerfile } from "../support/dockerfile";
 
 const ROOT = resolve(__dirname, "../..");
@@ -72,4 +73,14 @@ test("what the Dockerfile copies from the context exists, and .dockerignore keep
   const ignored = readFileSync(join(ROOT, ".dockerignore"), "utf8").split("\n");
   // The host's node_modules holds this machine's native builds; its dist may be stale.
   expect(ignored).toEqual(expect.arrayContaining(["node_modules", "dist"]));
+});
+
+test("the browser pod image holds the local driver's Chromium files where the pod's arguments look for them", () => {
+  const copies = effectiveInstructions(stages, "chromium").filter((i) => i.keyword === "COPY");
+  expect(copies.map((i) => i.args)).toEqual(
+    expect.arrayContaining([
+      "--from=build /app/dist/chromium/policies.json /etc/chromium/policies/managed/bas.json",
+      `--from=build /app/dist/chromium/model-manifest.json ${MODEL_MANIFEST_PATH}`,
+    ]),
+  );
 });

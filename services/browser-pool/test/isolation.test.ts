@@ -23,6 +23,8 @@ let tenant: Browser;
 let page: Page;
 const project = randomUUID();
 const SECRET = `secret-${randomUUID()}`;
+/** Every name a browser's egress proxy looked up, in order. */
+const namesLookedUp: string[] = [];
 
 beforeAll(async () => {
   site = await startTestSite();
@@ -42,10 +44,12 @@ beforeAll(async () => {
     // A DNS name that resolves to loopback, as an attacker's domain would.
     {
       // Names under site.test are the test site (allowedDomains tests): two hosts, one server.
-      resolve: async (name) =>
-        name === "loopback.attacker.test" || name.endsWith(".site.test")
+      resolve: async (name) => {
+        namesLookedUp.push(name);
+        return name === "loopback.attacker.test" || name.endsWith(".site.test")
           ? [{ address: "127.0.0.1", family: 4 }]
-          : resolveWithSystem(name),
+          : resolveWithSystem(name);
+      },
     },
   );
   const browser = await h.client.createBrowser({
@@ -80,6 +84,26 @@ async function open(url: string): Promise<{ status?: number; text: string }> {
 test("an allowed destination works: the egress policy opens exactly what BROWSER_EGRESS_ALLOW names", async () => {
   await page.goto(site.url);
   expect(await page.title()).toBe(TEST_PAGE_TITLE);
+});
+
+test("a browser goes nowhere of its own accord: from launch to stop, its proxy looks up only what its page asks for", async () => {
+  // Chromium phones home at launch unless told not to (network time, component updates, Google account checks):
+  // requests that would tell a third party about the host, and that a paid upstream proxy would bill to the tenant.
+  const from = namesLookedUp.length;
+  const browser = await h.client.createBrowser({
+    projectId: project,
+    settings: undefined,
+    timeoutMinutes: 0,
+    metadata: {},
+  });
+  const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+  const tab = await client.newPage();
+  await tab.goto(`http://own.site.test:${new URL(site.url).port}/`);
+  expect(await tab.title()).toBe(TEST_PAGE_TITLE);
+  await client.disconnect();
+  await h.client.stopBrowser({ projectId: project, browserId: browser.id });
+  // The page and its favicon: the one name, looked up once for each.
+  expect([...new Set(namesLookedUp.slice(from))]).toEqual(["own.site.test"]);
 });
 
 test("file:// is refused, and the host's files are not there even through a file upload", async () => {

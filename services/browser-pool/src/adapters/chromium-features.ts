@@ -15,4 +15,17 @@ export const DISABLED_FEATURES = [
   // A renderer started ahead of the next navigation that needs one: ~7 MB of every idle browser, and no measurable
   // time on a new page or a cross-site navigation (bench/browsers.ts (b)).
   "SpareRendererForSitePerProcess",
+  // Asks clients2.google.com for the time at every launch (through the tenant's proxy, a paid upstream's included).
+  "NetworkTimeServiceQuerying",
 ];
+
+/**
+ * Where a browser finds an empty manifest of on-device AI models (`NO_MODEL_MANIFEST`). Without it, every launch asks
+ * update.googleapis.com for the manifest of Gemini Nano's models, telling Google the host's kernel, memory and CPU
+ * flags; neither `--disable-component-update`, the features of those models nor the ComponentUpdatesEnabled policy
+ * stop that request (checked with Chromium 156). A manifest override, meant for Chromium's own tests, does: the models
+ * are then looked for only where it says, and it names none.
+ */
+export const MODEL_MANIFEST_PATH = "/etc/chromium/model-manifest.json";
+export const NO_MODEL_MANIFEST = {};
+export const MODEL_MANIFEST_ARG = `--optimization-guide-manifest-override=${MODEL_MANIFEST_PATH}`;

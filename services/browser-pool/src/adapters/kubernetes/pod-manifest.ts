@@ -1,5 +1,5 @@
 import type { V1Pod } from "./kube-api";
-import { DISABLED_FEATURES } from "../chromium-features";
+import { DISABLED_FEATURES, MODEL_MANIFEST_ARG } from "../chromium-features";
 
 /** Labels every browser pod carries, so a replica can list its own pods and reap the ones nobody owns. */
 export const POD_LABELS = {
@@ -66,6 +66,7 @@ export function browserPodManifest(o: PodManifestOptions): V1Pod {
     "--disable-component-update",
     "--no-first-run",
     `--disable-features=${DISABLED_FEATURES.join(",")}`,
+    MODEL_MANIFEST_ARG,
     `--proxy-server=${o.proxyServer}`,
     "--proxy-bypass-list=<-loopback>",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",

@@ -1,4 +1,4 @@
-import { DISABLED_FEATURES } from "../chromium-features";
+import { DISABLED_FEATURES, MODEL_MANIFEST_ARG } from "../chromium-features";
 
 export interface ChromiumArgsOptions {
   userDataDir: string;
@@ -43,6 +43,7 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
     "--disable-domain-reliability",
     "--disable-client-side-phishing-detection",
     `--disable-features=${DISABLED_FEATURES.join(",")}`,
+    MODEL_MANIFEST_ARG,
     "--metrics-recording-only",
     "--no-first-run",
     "--no-default-browser-check",

@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { NO_MODEL_MANIFEST } from "../chromium-features";
 
 /**
  * Chromium's managed policies for every sandboxed browser. `file://` is blocked outright: even inside the sandbox a
@@ -9,10 +10,19 @@ export const BROWSER_POLICIES = {
   URLBlocklist: ["file://*"],
 } as const;
 
-/** Writes the policy folder the sandbox binds over /etc/chromium/policies/managed; returns its path. */
-export async function writeChromiumPolicies(root: string): Promise<string> {
-  const dir = join(root, ".policies");
-  await mkdir(dir, { recursive: true, mode: 0o755 });
-  await writeFile(join(dir, "bas.json"), JSON.stringify(BROWSER_POLICIES), { mode: 0o644 });
-  return dir;
+/** The files of /etc/chromium every sandbox binds: the policy folder and the empty model manifest. */
+export interface ChromiumConfig {
+  /** Bound over /etc/chromium/policies/managed. */
+  policyDir: string;
+  /** Bound at MODEL_MANIFEST_PATH. */
+  modelManifest: string;
+}
+
+export async function writeChromiumConfig(root: string): Promise<ChromiumConfig> {
+  const policyDir = join(root, ".policies");
+  const modelManifest = join(root, ".model-manifest.json");
+  await mkdir(policyDir, { recursive: true, mode: 0o755 });
+  await writeFile(join(policyDir, "bas.json"), JSON.stringify(BROWSER_POLICIES), { mode: 0o644 });
+  await writeFile(modelManifest, JSON.stringify(NO_MODEL_MANIFEST), { mode: 0o644 });
+  return { policyDir, modelManifest };
 }

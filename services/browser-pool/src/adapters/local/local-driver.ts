@@ -9,7 +9,7 @@ import type { BrowserDriver, EgressAddress, LaunchSpec, RunningBrowser } from ".
 import { fetchDevtoolsJson } from "../cdp/devtools-json";
 import type { NumberPool } from "../../domain/number-pool";
 import { chromiumArgs } from "./chromium-args";
-import { writeChromiumPolicies } from "./chromium-policy";
+import { type ChromiumConfig, writeChromiumConfig } from "./chromium-policy";
 import { commandLineOf, findProcessesByArgPrefix, processGroupOf, signalGroup, treeMemory } from "./proc-fs";
 import {
   checkSandboxTools,
@@ -80,7 +80,7 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
   }
   const socketRoot = socketRootFor(options.root);
   const socketsDirOf = (id: string) => join(socketRoot, socketDirName(id));
-  let policies: Promise<string> | undefined;
+  let chromiumConfig: Promise<ChromiumConfig> | undefined;
 
   async function egressAddress(id: string, handle?: BrowserHandle): Promise<EgressAddress> {
     const socketsDir = socketsDirOf(id);
@@ -92,8 +92,8 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
 
   async function launch(spec: LaunchSpec): Promise<RunningBrowser> {
     checkSandboxTools(options.chromiumPath);
-    policies ??= writeChromiumPolicies(options.root);
-    const policyDir = await policies;
+    chromiumConfig ??= writeChromiumConfig(options.root);
+    const config = await chromiumConfig;
     const userDataDir = join(options.root, spec.browserId);
     const socketsDir = socketsDirOf(spec.browserId);
     await rm(userDataDir, { recursive: true, force: true });
@@ -104,7 +104,7 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
     const { command, args } = sandboxCommand({
       profileDir: userDataDir,
       socketsDir,
-      policyDir,
+      ...config,
       uid,
       chromiumPath: options.chromiumPath,
       chromiumArgs: chromiumArgs({

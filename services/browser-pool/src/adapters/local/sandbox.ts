@@ -1,5 +1,6 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { MODEL_MANIFEST_PATH } from "../chromium-features";
 import { canRun } from "../program-path";
 
 /** Inside every sandbox: where Chromium's DevTools and the bridge to the egress proxy listen (their own loopback). */
@@ -19,6 +20,8 @@ export interface SandboxOptions {
   socketsDir: string;
   /** Chromium policies (file:// blocked), bound over /etc/chromium/policies/managed. */
   policyDir: string;
+  /** The empty manifest of on-device AI models, bound at MODEL_MANIFEST_PATH (chromium-features.ts). */
+  modelManifest: string;
   /** The user Chromium runs as; undefined when browser-pool is not root and a user namespace stands in. */
   uid: number | undefined;
   chromiumPath: string;
@@ -85,6 +88,9 @@ export function sandboxCommand(options: SandboxOptions): { command: string; args
     "--ro-bind",
     options.policyDir,
     "/etc/chromium/policies/managed",
+    "--ro-bind",
+    options.modelManifest,
+    MODEL_MANIFEST_PATH,
     ...chromiumOutsideUsr(options.chromiumPath),
     ...fontCache(),
     "--proc",
