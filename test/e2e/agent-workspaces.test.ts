@@ -130,6 +130,126 @@ test("a v4 run without a workspace named works in the project's default one, whi
   expect(await (await fetch(files.find((f) => f.path === "report.md")!.url)).text()).toBe("# Report\n");
 });
 
+/** A file put into a workspace through the v4 upload API: the upload's id and its path. */
+async function uploadV4(workspaceId: string, name: string, content: string) {
+  const presigned = await stack.request("POST", `/api/v4/workspaces/${workspaceId}/files/upload`, {
+    files: [{ name, contentType: "text/csv", size: Buffer.byteLength(content) }],
+  });
+  expect(presigned.status).toBe(200);
+  const { id, path, uploadUrl } = presigned.body.files[0];
+  const put = await fetch(uploadUrl, { method: "PUT", body: content, headers: { "Content-Type": "text/csv" } });
+  expect(put.status).toBe(200);
+  return { id: id as string, path: path as string };
+}
+
+async function runToEnd(runId: string): Promise<any> {
+  const deadline = Date.now() + 30_000;
+  let run = (await stack.request("GET", `/api/v4/runs/${runId}`)).body;
+  while (Date.now() < deadline && !["completed", "failed", "cancelled"].includes(run.status)) {
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    run = (await stack.request("GET", `/api/v4/runs/${runId}`)).body;
+  }
+  return run;
+}
+
+test("a v4 run is pointed to uploaded files by their upload ids: the agent is told their paths and reads them", async () => {
+  const workspace = (await stack.request("POST", "/api/v4/workspaces", { name: "attached" })).body;
+  const orders = await uploadV4(workspace.id, "orders.csv", ORDERS);
+  expect(orders.path).toBe("uploads/orders.csv");
+
+  // What the agent's first prompt says of attached files.
+  let told = "";
+  const noting = (reply: ReturnType<typeof toolCallReply>) => (req: Parameters<typeof promptText>[0]) => {
+    told = /attached these files[^\n]*/.exec(promptText(req))?.[0] ?? "nothing";
+    return reply;
+  };
+  stack.llm.script("gpt-4o", [
+    noting(toolCallReply("read_file", { path: orders.path })),
+    (req) => toolCallReply("done", { success: true, text: `total=${totalOf(promptText(req))}` }),
+  ]);
+  const created = await stack.request("POST", "/api/v4/runs", {
+    task: "Add up the attached orders.",
+    model: "gpt-4o",
+    workspaceId: workspace.id,
+    attachedFileIds: [orders.id],
+  });
+  expect(created.status).toBe(200);
+  const run = await runToEnd(created.body.id);
+  expect(run).toMatchObject({ status: "completed", result: "total=23.40", attachedFileIds: [orders.id] });
+  expect(told).toBe("attached these files of the workspace to this task: uploads/orders.csv");
+
+  // A follow-up run attaches from its conversation's workspace, without naming it.
+  stack.llm.script("gpt-4o", [noting(toolCallReply("done", { success: true, text: "again" }))]);
+  const followUp = await stack.request("POST", "/api/v4/runs", {
+    task: "Look at it again.",
+    model: "gpt-4o",
+    sessionId: run.sessionId,
+    attachedFileIds: [orders.id],
+  });
+  expect(followUp.status).toBe(200);
+  expect(await runToEnd(followUp.body.id)).toMatchObject({ status: "completed", attachedFileIds: [orders.id] });
+  expect(told).toBe("attached these files of the workspace to this task: uploads/orders.csv");
+
+  // So does a message to the conversation's queue, whose run starts at once (the conversation is idle).
+  told = "";
+  stack.llm.script("gpt-4o", [noting(toolCallReply("done", { success: true, text: "queued" }))]);
+  const queued = await stack.request("POST", `/api/v4/sessions/${run.sessionId}/queue`, {
+    text: "And once more.",
+    attachedFileIds: [orders.id],
+  });
+  expect([queued.status, queued.body.attachedFileIds]).toEqual([200, [orders.id]]);
+  const message = `/api/v4/sessions/${run.sessionId}/queue/${queued.body.id}`;
+  let runId: string | null = queued.body.runId;
+  for (const until = Date.now() + 10_000; !runId && Date.now() < until; ) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    runId = (await stack.request("GET", message)).body.runId;
+  }
+  expect(await runToEnd(runId!)).toMatchObject({ status: "completed", result: "queued", attachedFileIds: [orders.id] });
+  expect(told).toBe("attached these files of the workspace to this task: uploads/orders.csv");
+});
+
+test("an attached id that names no file of the run's workspace is a 404 that says which, and nothing runs", async () => {
+  const workspace = (await stack.request("POST", "/api/v4/workspaces", {})).body;
+  const other = (await stack.request("POST", "/api/v4/workspaces", {})).body;
+  const elsewhere = await uploadV4(other.id, "a.csv", "x\n");
+  const replaced = await uploadV4(workspace.id, "b.csv", "old\n");
+  const current = await uploadV4(workspace.id, "b.csv", "new\n");
+  // Presigned but never uploaded: no file yet.
+  const pending = await stack.request("POST", `/api/v4/workspaces/${workspace.id}/files/upload`, {
+    files: [{ name: "c.csv", contentType: "text/csv", size: 3 }],
+  });
+  const runsBefore = (await stack.request("GET", "/api/v4/runs?limit=100")).body.runs.length;
+  for (const id of [elsewhere.id, replaced.id, pending.body.files[0].id]) {
+    const reply = await stack.request("POST", "/api/v4/runs", {
+      task: "Read the attached file.",
+      model: "gpt-4o",
+      workspaceId: workspace.id,
+      attachedFileIds: [current.id, id],
+    });
+    expect([reply.status, reply.body.detail]).toEqual([
+      404,
+      expect.stringContaining(`not found in the run's workspace: ${id}.`),
+    ]);
+  }
+  expect((await stack.request("GET", "/api/v4/runs?limit=100")).body.runs.length).toBe(runsBefore);
+
+  // A queued message's too: refused before it joins the queue.
+  stack.llm.script("gpt-4o", [() => toolCallReply("done", { success: true, text: "ok" })]);
+  const conversation = await stack.request("POST", "/api/v4/runs", {
+    task: "Say ok.",
+    model: "gpt-4o",
+    workspaceId: workspace.id,
+  });
+  await runToEnd(conversation.body.id);
+  const queued = await stack.request("POST", `/api/v4/sessions/${conversation.body.sessionId}/queue`, {
+    text: "Read it.",
+    attachedFileIds: [elsewhere.id],
+  });
+  expect([queued.status, queued.body.detail]).toEqual([404, expect.stringContaining(elsewhere.id)]);
+  const queue = await stack.request("GET", `/api/v4/sessions/${conversation.body.sessionId}/queue`);
+  expect(queue.body.queue).toEqual([]);
+});
+
 test("a session without a workspace is not offered file tools", async () => {
   let offered: string[] = [];
   stack.llm.script("gpt-4o", [

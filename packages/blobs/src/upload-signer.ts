@@ -8,6 +8,8 @@ export interface UploadGrant {
   path: string;
   size: number;
   contentType: string;
+  /** A v4 upload's id, recorded with the file so that a run can attach it (`attachedFileIds`). */
+  uploadId?: string;
 }
 
 export type UploadCheck = { ok: true; grant: UploadGrant } | { ok: false; reason: "invalid" | "expired" };
@@ -15,7 +17,8 @@ export type UploadCheck = { ok: true; grant: UploadGrant } | { ok: false; reason
 export interface UploadUrlSigner {
   /** An absolute PUT URL for the grant that works until `now + ttl`. */
   sign(grant: UploadGrant): string;
-  /** The grant of an upload URL's query (`project`, `path`, `size`, `type`, `exp`, `sig`) for the workspace in its path. */
+  /** The grant of an upload URL's query (`project`, `path`, `size`, `type`, `upload`, `exp`, `sig`) for the workspace
+   * in its path. */
   verify(workspaceId: string, query: Record<string, unknown>): UploadCheck;
 }
 
@@ -31,7 +34,8 @@ export interface UploadUrlSignerOptions {
 const DEFAULT_TTL_MS = 5 * 60 * 1000;
 
 /**
- * Presigned upload URLs: `<base>/uploads/<workspaceId>?project=&path=&size=&type=&exp=&sig=`, the signature over all of them,
+ * Presigned upload URLs: `<base>/uploads/<workspaceId>?project=&path=&size=&type=&upload=&exp=&sig=` (`upload` for v4
+ * uploads only), the signature over all of them,
  * so the size and content type the caller declared are what the upload must have, and nothing can be changed.
  */
 export function createUploadUrlSigner(options: UploadUrlSignerOptions): UploadUrlSigner {
@@ -40,7 +44,18 @@ export function createUploadUrlSigner(options: UploadUrlSignerOptions): UploadUr
   const base = options.baseUrl.replace(/\/+$/, "");
   const mac = (g: UploadGrant, exp: string) =>
     createHmac("sha256", options.key)
-      .update(JSON.stringify(["workspace-upload", g.projectId, g.workspaceId, g.path, g.size, g.contentType, exp]))
+      .update(
+        JSON.stringify([
+          "workspace-upload",
+          g.projectId,
+          g.workspaceId,
+          g.path,
+          g.size,
+          g.contentType,
+          exp,
+          ...(g.uploadId === undefined ? [] : [g.uploadId]),
+        ]),
+      )
       .digest();
 
   return {
@@ -51,14 +66,16 @@ export function createUploadUrlSigner(options: UploadUrlSignerOptions): UploadUr
         path: grant.path,
         size: String(grant.size),
         type: grant.contentType,
+        ...(grant.uploadId === undefined ? {} : { upload: grant.uploadId }),
         exp,
         sig: mac(grant, exp).toString("base64url"),
       });
       return `${base}/uploads/${encodeURIComponent(grant.workspaceId)}?${query}`;
     },
     verify(workspaceId, query) {
-      const { project, path, size, type, exp, sig } = query;
+      const { project, path, size, type, upload, exp, sig } = query;
       if (
+        (upload !== undefined && typeof upload !== "string") ||
         typeof project !== "string" ||
         typeof path !== "string" ||
         typeof type !== "string" ||
@@ -70,7 +87,14 @@ export function createUploadUrlSigner(options: UploadUrlSignerOptions): UploadUr
       ) {
         return { ok: false, reason: "invalid" };
       }
-      const grant = { projectId: project, workspaceId, path, size: Number(size), contentType: type };
+      const grant: UploadGrant = {
+        projectId: project,
+        workspaceId,
+        path,
+        size: Number(size),
+        contentType: type,
+        ...(upload === undefined ? {} : { uploadId: upload }),
+      };
       const given = Buffer.from(sig, "base64url");
       const expected = mac(grant, exp);
       if (given.length !== expected.length || !timingSafeEqual(given, expected))

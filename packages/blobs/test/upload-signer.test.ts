@@ -22,4 +22,13 @@ describe("presigned upload URLs", () => {
     }
     expect(signer.verify("w1", { ...query, sig: undefined }).ok).toBe(false);
   });
+
+  it("carry a v4 upload's id, which can be neither added, changed nor dropped", () => {
+    const withId = { ...grant, uploadId: "5f0c6c1e-8a43-4d5e-9a3b-1c2d3e4f5a6b" };
+    const query = queryOf(signer.sign(withId));
+    expect(signer.verify("w1", query)).toEqual({ ok: true, grant: withId });
+    expect(signer.verify("w1", { ...query, upload: "6f0c6c1e-8a43-4d5e-9a3b-1c2d3e4f5a6b" }).ok).toBe(false);
+    expect(signer.verify("w1", { ...query, upload: undefined }).ok).toBe(false);
+    expect(signer.verify("w1", { ...queryOf(signer.sign(grant)), upload: withId.uploadId }).ok).toBe(false);
+  });
 });

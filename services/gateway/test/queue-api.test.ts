@@ -50,7 +50,16 @@ test("messages on a busy session wait and run one per ended run, in order; on an
   const { sessionId, runId } = await busySession();
   const a = await send(sessionId, { text: "then a" });
   const b = await send(sessionId, { text: "then b" });
-  expect(Object.keys(a)).toEqual(["id", "sessionId", "runId", "mode", "status", "text", "createdAt"]);
+  expect(Object.keys(a)).toEqual([
+    "id",
+    "sessionId",
+    "runId",
+    "mode",
+    "status",
+    "text",
+    "attachedFileIds",
+    "createdAt",
+  ]);
   expect([a, b].map((m) => [m.id, m.status, m.runId, m.mode])).toEqual([
     [1, "pending", null, "queue"],
     [2, "pending", null, "queue"],

@@ -84,7 +84,11 @@ export interface TaskAssignment {
     | string
     | undefined;
   /** The session's temporary mailbox address (the mailbox option): the agent gets mail tools for it. */
-  inboxEmail?: string | undefined;
+  inboxEmail?:
+    | string
+    | undefined;
+  /** Paths of the workspace's files the caller attached to this task: the agent is told to look at them. */
+  attachedFiles: string[];
 }
 
 export interface TaskAssignment_SecretDomainsEntry {
@@ -267,6 +271,7 @@ function createBaseTaskAssignment(): TaskAssignment {
     modelParams: undefined,
     workspaceId: undefined,
     inboxEmail: undefined,
+    attachedFiles: [],
   };
 }
 
@@ -334,6 +339,9 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
     }
     if (message.inboxEmail !== undefined) {
       writer.uint32(170).string(message.inboxEmail);
+    }
+    for (const v of message.attachedFiles) {
+      writer.uint32(178).string(v!);
     }
     return writer;
   },
@@ -522,6 +530,14 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
             message.inboxEmail = reader.string();
             continue;
           }
+          case 22: {
+            if (tag !== 178) {
+              break;
+            }
+
+            message.attachedFiles.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -643,6 +659,11 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
         : isSet(object.inbox_email)
         ? globalThis.String(object.inbox_email)
         : undefined,
+      attachedFiles: globalThis.Array.isArray(object?.attachedFiles)
+        ? object.attachedFiles.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.attached_files)
+        ? object.attached_files.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -717,6 +738,9 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
     if (message.inboxEmail !== undefined) {
       obj.inboxEmail = message.inboxEmail;
     }
+    if (message.attachedFiles?.length) {
+      obj.attachedFiles = message.attachedFiles;
+    }
     return obj;
   },
 
@@ -758,6 +782,7 @@ export const TaskAssignment: MessageFns<TaskAssignment> = {
       : undefined;
     message.workspaceId = object.workspaceId ?? undefined;
     message.inboxEmail = object.inboxEmail ?? undefined;
+    message.attachedFiles = object.attachedFiles?.map((e) => e) || [];
     return message;
   },
 };

@@ -53,7 +53,11 @@ export interface CreateRunRequest {
     | JudgeSettings
     | undefined;
   /** The run's model parameters (its thinking_level also in thinking_level above, for the conversation's first run). */
-  modelParams?: ModelParams | undefined;
+  modelParams?:
+    | ModelParams
+    | undefined;
+  /** Files of the run's workspace the caller points the agent to: the ids their v4 uploads were given. */
+  attachedFileIds: string[];
 }
 
 export interface SecretBinding {
@@ -96,7 +100,11 @@ export interface Run {
     | Date
     | undefined;
   /** The judge's verdict (an object), for a run created with `judge` that completed; absent otherwise. */
-  judgement?: any | undefined;
+  judgement?:
+    | any
+    | undefined;
+  /** The uploads the run was created with (attached_file_ids of its create). */
+  attachedFileIds: string[];
 }
 
 export interface ListRunsRequest {
@@ -175,7 +183,11 @@ export interface QueueMessageRequest {
   text: string;
   interrupt: boolean;
   /** The caller's X-V4-Queue-Deduplicate. */
-  dedupeKey?: string | undefined;
+  dedupeKey?:
+    | string
+    | undefined;
+  /** Files of the conversation's workspace the message's run is pointed to, by their v4 upload ids. */
+  attachedFileIds: string[];
 }
 
 export interface QueuedMessageRef {
@@ -198,6 +210,7 @@ export interface QueuedMessage {
   status: string;
   text: string;
   createdAt: Date | undefined;
+  attachedFileIds: string[];
 }
 
 export interface ListQueueResponse {
@@ -219,6 +232,7 @@ function createBaseCreateRunRequest(): CreateRunRequest {
     secretBindings: [],
     judge: undefined,
     modelParams: undefined,
+    attachedFileIds: [],
   };
 }
 
@@ -262,6 +276,9 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
     }
     if (message.modelParams !== undefined) {
       ModelParams.encode(message.modelParams, writer.uint32(106).fork()).join();
+    }
+    for (const v of message.attachedFileIds) {
+      writer.uint32(114).string(v!);
     }
     return writer;
   },
@@ -383,6 +400,14 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
             message.modelParams = ModelParams.decode(reader, reader.uint32());
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.attachedFileIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -446,6 +471,11 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
         : isSet(object.model_params)
         ? ModelParams.fromJSON(object.model_params)
         : undefined,
+      attachedFileIds: globalThis.Array.isArray(object?.attachedFileIds)
+        ? object.attachedFileIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.attached_file_ids)
+        ? object.attached_file_ids.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -490,6 +520,9 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
     if (message.modelParams !== undefined) {
       obj.modelParams = ModelParams.toJSON(message.modelParams);
     }
+    if (message.attachedFileIds?.length) {
+      obj.attachedFileIds = message.attachedFileIds;
+    }
     return obj;
   },
 
@@ -517,6 +550,7 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
     message.modelParams = (object.modelParams !== undefined && object.modelParams !== null)
       ? ModelParams.fromPartial(object.modelParams)
       : undefined;
+    message.attachedFileIds = object.attachedFileIds?.map((e) => e) || [];
     return message;
   },
 };
@@ -845,6 +879,7 @@ function createBaseRun(): Run {
     createdAt: undefined,
     updatedAt: undefined,
     judgement: undefined,
+    attachedFileIds: [],
   };
 }
 
@@ -894,6 +929,9 @@ export const Run: MessageFns<Run> = {
     }
     if (message.judgement !== undefined) {
       Value.encode(Value.wrap(message.judgement), writer.uint32(122).fork()).join();
+    }
+    for (const v of message.attachedFileIds) {
+      writer.uint32(130).string(v!);
     }
     return writer;
   },
@@ -1031,6 +1069,14 @@ export const Run: MessageFns<Run> = {
             message.judgement = Value.unwrap(Value.decode(reader, reader.uint32()));
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.attachedFileIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1088,6 +1134,11 @@ export const Run: MessageFns<Run> = {
         ? fromJsonTimestamp(object.updated_at)
         : undefined,
       judgement: isSet(object?.judgement) ? object.judgement : undefined,
+      attachedFileIds: globalThis.Array.isArray(object?.attachedFileIds)
+        ? object.attachedFileIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.attached_file_ids)
+        ? object.attached_file_ids.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -1138,6 +1189,9 @@ export const Run: MessageFns<Run> = {
     if (message.judgement !== undefined) {
       obj.judgement = message.judgement;
     }
+    if (message.attachedFileIds?.length) {
+      obj.attachedFileIds = message.attachedFileIds;
+    }
     return obj;
   },
 
@@ -1161,6 +1215,7 @@ export const Run: MessageFns<Run> = {
     message.createdAt = object.createdAt ?? undefined;
     message.updatedAt = object.updatedAt ?? undefined;
     message.judgement = object.judgement === undefined ? undefined : object.judgement;
+    message.attachedFileIds = object.attachedFileIds?.map((e) => e) || [];
     return message;
   },
 };
@@ -2306,7 +2361,7 @@ export const ListConversationsResponse: MessageFns<ListConversationsResponse> = 
 };
 
 function createBaseQueueMessageRequest(): QueueMessageRequest {
-  return { projectId: "", sessionId: "", text: "", interrupt: false, dedupeKey: undefined };
+  return { projectId: "", sessionId: "", text: "", interrupt: false, dedupeKey: undefined, attachedFileIds: [] };
 }
 
 export const QueueMessageRequest: MessageFns<QueueMessageRequest> = {
@@ -2325,6 +2380,9 @@ export const QueueMessageRequest: MessageFns<QueueMessageRequest> = {
     }
     if (message.dedupeKey !== undefined) {
       writer.uint32(42).string(message.dedupeKey);
+    }
+    for (const v of message.attachedFileIds) {
+      writer.uint32(50).string(v!);
     }
     return writer;
   },
@@ -2382,6 +2440,14 @@ export const QueueMessageRequest: MessageFns<QueueMessageRequest> = {
             message.dedupeKey = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.attachedFileIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2413,6 +2479,11 @@ export const QueueMessageRequest: MessageFns<QueueMessageRequest> = {
         : isSet(object.dedupe_key)
         ? globalThis.String(object.dedupe_key)
         : undefined,
+      attachedFileIds: globalThis.Array.isArray(object?.attachedFileIds)
+        ? object.attachedFileIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.attached_file_ids)
+        ? object.attached_file_ids.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -2433,6 +2504,9 @@ export const QueueMessageRequest: MessageFns<QueueMessageRequest> = {
     if (message.dedupeKey !== undefined) {
       obj.dedupeKey = message.dedupeKey;
     }
+    if (message.attachedFileIds?.length) {
+      obj.attachedFileIds = message.attachedFileIds;
+    }
     return obj;
   },
 
@@ -2446,6 +2520,7 @@ export const QueueMessageRequest: MessageFns<QueueMessageRequest> = {
     message.text = object.text ?? "";
     message.interrupt = object.interrupt ?? false;
     message.dedupeKey = object.dedupeKey ?? undefined;
+    message.attachedFileIds = object.attachedFileIds?.map((e) => e) || [];
     return message;
   },
 };
@@ -2564,7 +2639,16 @@ export const QueuedMessageRef: MessageFns<QueuedMessageRef> = {
 };
 
 function createBaseQueuedMessage(): QueuedMessage {
-  return { id: 0, sessionId: "", runId: undefined, mode: "", status: "", text: "", createdAt: undefined };
+  return {
+    id: 0,
+    sessionId: "",
+    runId: undefined,
+    mode: "",
+    status: "",
+    text: "",
+    createdAt: undefined,
+    attachedFileIds: [],
+  };
 }
 
 export const QueuedMessage: MessageFns<QueuedMessage> = {
@@ -2589,6 +2673,9 @@ export const QueuedMessage: MessageFns<QueuedMessage> = {
     }
     if (message.createdAt !== undefined) {
       Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(58).fork()).join();
+    }
+    for (const v of message.attachedFileIds) {
+      writer.uint32(66).string(v!);
     }
     return writer;
   },
@@ -2662,6 +2749,14 @@ export const QueuedMessage: MessageFns<QueuedMessage> = {
             message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.attachedFileIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2695,6 +2790,11 @@ export const QueuedMessage: MessageFns<QueuedMessage> = {
         : isSet(object.created_at)
         ? fromJsonTimestamp(object.created_at)
         : undefined,
+      attachedFileIds: globalThis.Array.isArray(object?.attachedFileIds)
+        ? object.attachedFileIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.attached_file_ids)
+        ? object.attached_file_ids.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -2721,6 +2821,9 @@ export const QueuedMessage: MessageFns<QueuedMessage> = {
     if (message.createdAt !== undefined) {
       obj.createdAt = message.createdAt.toISOString();
     }
+    if (message.attachedFileIds?.length) {
+      obj.attachedFileIds = message.attachedFileIds;
+    }
     return obj;
   },
 
@@ -2736,6 +2839,7 @@ export const QueuedMessage: MessageFns<QueuedMessage> = {
     message.status = object.status ?? "";
     message.text = object.text ?? "";
     message.createdAt = object.createdAt ?? undefined;
+    message.attachedFileIds = object.attachedFileIds?.map((e) => e) || [];
     return message;
   },
 };

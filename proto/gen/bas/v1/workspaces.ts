@@ -128,6 +128,8 @@ export interface CommitFileRequest {
   blobRef: string;
   size: number;
   contentType: string;
+  /** A v4 upload's id (from its upload URL), by which a run can attach the file. */
+  uploadId?: string | undefined;
 }
 
 export interface WorkspaceUsage {
@@ -1686,7 +1688,7 @@ export const PrepareUploadsResponse: MessageFns<PrepareUploadsResponse> = {
 };
 
 function createBaseCommitFileRequest(): CommitFileRequest {
-  return { projectId: "", workspaceId: "", path: "", blobRef: "", size: 0, contentType: "" };
+  return { projectId: "", workspaceId: "", path: "", blobRef: "", size: 0, contentType: "", uploadId: undefined };
 }
 
 export const CommitFileRequest: MessageFns<CommitFileRequest> = {
@@ -1708,6 +1710,9 @@ export const CommitFileRequest: MessageFns<CommitFileRequest> = {
     }
     if (message.contentType !== "") {
       writer.uint32(50).string(message.contentType);
+    }
+    if (message.uploadId !== undefined) {
+      writer.uint32(58).string(message.uploadId);
     }
     return writer;
   },
@@ -1773,6 +1778,14 @@ export const CommitFileRequest: MessageFns<CommitFileRequest> = {
             message.contentType = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.uploadId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1809,6 +1822,11 @@ export const CommitFileRequest: MessageFns<CommitFileRequest> = {
         : isSet(object.content_type)
         ? globalThis.String(object.content_type)
         : "",
+      uploadId: isSet(object.uploadId)
+        ? globalThis.String(object.uploadId)
+        : isSet(object.upload_id)
+        ? globalThis.String(object.upload_id)
+        : undefined,
     };
   },
 
@@ -1832,6 +1850,9 @@ export const CommitFileRequest: MessageFns<CommitFileRequest> = {
     if (message.contentType !== "") {
       obj.contentType = message.contentType;
     }
+    if (message.uploadId !== undefined) {
+      obj.uploadId = message.uploadId;
+    }
     return obj;
   },
 
@@ -1846,6 +1867,7 @@ export const CommitFileRequest: MessageFns<CommitFileRequest> = {
     message.blobRef = object.blobRef ?? "";
     message.size = object.size ?? 0;
     message.contentType = object.contentType ?? "";
+    message.uploadId = object.uploadId ?? undefined;
     return message;
   },
 };

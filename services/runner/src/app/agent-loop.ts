@@ -102,6 +102,7 @@ export async function runAgent(
               secretDomains: task.secretDomains,
               allowedDomains: task.allowedDomains,
               workspace: !!deps.workspace,
+              ...(deps.workspace && task.attachedFiles?.length ? { attachedFiles: task.attachedFiles } : {}),
               ...(deps.mailbox && task.inboxEmail ? { inboxEmail: task.inboxEmail } : {}),
               step,
               maxSteps: task.maxSteps,

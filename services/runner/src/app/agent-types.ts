@@ -19,6 +19,8 @@ export interface AgentTask {
   allowedDomains?: readonly string[];
   /** The session's temporary mailbox address (with `AgentDeps.mailbox`): the model is told it. */
   inboxEmail?: string;
+  /** Paths of workspace files the caller attached to the task (with `AgentDeps.workspace`): the model is told them. */
+  attachedFiles?: readonly string[];
   maxSteps: number;
   /** Send a screenshot with each step (the model takes images). */
   vision: boolean;

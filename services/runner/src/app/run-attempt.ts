@@ -73,6 +73,7 @@ export async function runAttempt(
       secretDomains: Object.fromEntries(Object.entries(a.secretDomains ?? {}).map(([k, v]) => [k, v.domains])),
       allowedDomains: a.browser?.allowedDomains ?? [],
       ...(a.inboxEmail ? { inboxEmail: a.inboxEmail } : {}),
+      attachedFiles: a.attachedFiles ?? [],
       maxSteps: deps.maxSteps,
       vision: route.vision,
     },

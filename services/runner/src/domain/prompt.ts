@@ -27,6 +27,8 @@ export interface StepPromptInput {
   allowedDomains?: readonly string[];
   /** A workspace is attached (the file tools are offered). */
   workspace?: boolean;
+  /** Paths of workspace files the user attached to the task. */
+  attachedFiles?: readonly string[];
   /** The session's temporary mailbox address (the mail tools are offered). */
   inboxEmail?: string;
   step: number;
@@ -89,8 +91,11 @@ export function stepMessages(input: StepPromptInput): ChatMessage[] {
     );
   }
   if (input.workspace) {
+    const attached = input.attachedFiles?.length
+      ? `\nThe user attached these files of the workspace to this task: ${input.attachedFiles.join(", ")}`
+      : "";
     sections.push(
-      "<workspace>\nYou have a workspace: files shared with the user that outlive this task. list_files shows them, read_file reads one, write_file saves one (the user gets it), upload_file puts one into a page's file input.\n</workspace>",
+      `<workspace>\nYou have a workspace: files shared with the user that outlive this task. list_files shows them, read_file reads one, write_file saves one (the user gets it), upload_file puts one into a page's file input.${attached}\n</workspace>`,
     );
   }
   if (input.inboxEmail) {

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, LimitExceededError } from "@bas/errors";
 import type { NewTask } from "../domain/commands";
 import type {
+  AttachedFile,
   CustomProxy,
   JsonValue,
   JudgeSettings,
@@ -49,6 +50,8 @@ export interface CreateSessionInput {
   customProxy?: CustomProxy;
   /** v4: the custom proxy's username and password: for the vault only, never for an event. */
   proxyCredentials?: ProxyCredentials;
+  /** v4: files of the run's workspace it is pointed to, found by their upload ids. */
+  attachedFiles?: AttachedFile[];
 }
 
 /** The session as read after the create, and the id of the task it dispatched (none for a task-less create). */
@@ -131,6 +134,7 @@ export function createSessionHandler(deps: CreateSessionDeps) {
       ...(input.judge ? { judge: input.judge } : {}),
       ...(input.modelParams ? { modelParams: input.modelParams } : {}),
       ...(input.customProxy ? { customProxy: input.customProxy } : {}),
+      ...(input.attachedFiles?.length ? { attachedFiles: input.attachedFiles } : {}),
     };
   }
 

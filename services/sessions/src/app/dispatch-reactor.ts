@@ -44,6 +44,7 @@ function assignment(session: Session, taskId: string, task: Session["task"]): ru
     ...(s.workspaceId ? { workspaceId: s.workspaceId } : {}),
     // The agent gets mail tools for the session's temporary mailbox.
     ...(s.inboxEmail ? { inboxEmail: s.inboxEmail } : {}),
+    attachedFiles: task?.attachedFiles?.map((f) => f.path) ?? [],
   };
 }
 

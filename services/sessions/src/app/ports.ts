@@ -146,6 +146,8 @@ export interface RunRecord {
   error: string | null;
   /** The judge's verdict (a run created with `judge` that completed). */
   judgement: Record<string, unknown> | null;
+  /** The upload ids of the files the run was pointed to; null when none. */
+  attachedFileIds: string[] | null;
   inputTokens: number;
   outputTokens: number;
   totalCostUsd: string;
@@ -294,8 +296,8 @@ export interface WorkspaceFileRecord {
   blobRef: string;
 }
 
-/** The file to record at a path (its bytes already stored as a blob). */
-export type NewWorkspaceFile = Omit<WorkspaceFileRecord, "lastModified">;
+/** The file to record at a path (its bytes already stored as a blob), with the id of its v4 upload if it is one. */
+export type NewWorkspaceFile = Omit<WorkspaceFileRecord, "lastModified"> & { uploadId?: string };
 
 /**
  * Workspaces and their file catalogues (source data: what callers stored). Each call names the project; another
@@ -331,6 +333,8 @@ export interface WorkspaceStore {
   ): Promise<{ file: WorkspaceFileRecord; replacedBlobRef: string | null }>;
   /** The blob of the file removed, or null when the path held none. */
   deleteFile(workspaceId: string, path: string): Promise<string | null>;
+  /** The paths of the files these v4 uploads stored, as long as no later write replaced them. */
+  filesByUpload(workspaceId: string, uploadIds: readonly string[]): Promise<{ uploadId: string; path: string }[]>;
 }
 
 /** A mail of a session's temporary mailbox, as read. */

@@ -1,5 +1,5 @@
 import { NotFoundError } from "@bas/errors";
-import type { MessageQueued } from "../domain/events";
+import type { AttachedFile, MessageQueued } from "../domain/events";
 import type { QueuedMessage } from "../domain/queue";
 import type { SessionState } from "../domain/state";
 import type { CallDeadline } from "./call-deadline";
@@ -18,6 +18,8 @@ export interface QueueMessageInput {
   interrupt: boolean;
   /** The caller's `X-V4-Queue-Deduplicate`. */
   dedupeKey: string | null;
+  /** Files of the conversation's workspace, by the ids their uploads were given. */
+  attachedFileIds: string[];
 }
 
 /** The message a queue command is about, from the state it left (fresher than any read model). */
@@ -28,8 +30,13 @@ function messageIn(state: SessionState, which: (m: QueuedMessage) => boolean): Q
 }
 
 /** A v4 run as the caller gives it: a task for a new conversation, or for an existing one (`sessionId`). */
-export type CreateRunInput = Omit<CreateSessionInput, "api" | "keepAlive" | "codeMode" | "outputSchema"> & {
+export type CreateRunInput = Omit<
+  CreateSessionInput,
+  "api" | "keepAlive" | "codeMode" | "outputSchema" | "attachedFiles"
+> & {
   task: string;
+  /** Files of the run's workspace, by the ids their uploads were given. */
+  attachedFileIds: string[];
 };
 
 export interface RunsDeps {
@@ -37,8 +44,8 @@ export interface RunsDeps {
   withinLimitIfReopening: ReturnType<typeof createReopenLimit>;
   commands: SessionCommands;
   queries: RunQueries;
-  /** Runs without a workspace named get the project's default one. */
-  workspaces: Pick<Workspaces, "defaultFor">;
+  /** Runs without a workspace named get the project's default one; attached files are found in the run's. */
+  workspaces: Pick<Workspaces, "defaultFor" | "attachedFiles">;
 }
 
 /**
@@ -54,6 +61,28 @@ export function createRuns(deps: RunsDeps) {
     return queue;
   }
 
+  async function conversationOf(projectId: string, sessionId: string): Promise<ConversationRecord> {
+    const conversation = await queries.conversation(projectId, sessionId);
+    if (!conversation) throw sessionNotFound();
+    return conversation;
+  }
+
+  /**
+   * The files a run is pointed to, in its workspace: a new conversation's, or for any later turn its conversation's
+   * (whatever the request names).
+   */
+  async function filesAttached(
+    projectId: string,
+    uploadIds: readonly string[],
+    where: { sessionId: string } | { workspaceId: string },
+  ): Promise<AttachedFile[]> {
+    if (!uploadIds.length) return [];
+    const workspaceId =
+      "workspaceId" in where ? where.workspaceId : (await conversationOf(projectId, where.sessionId)).workspaceId;
+    if (!workspaceId) throw new NotFoundError("Attached file not found: the conversation has no workspace");
+    return deps.workspaces.attachedFiles(projectId, workspaceId, uploadIds);
+  }
+
   async function get(projectId: string, runId: string): Promise<RunRecord> {
     const run = await queries.get(projectId, runId);
     if (!run) throw runNotFound();
@@ -63,12 +92,19 @@ export function createRuns(deps: RunsDeps) {
   return {
     async create(input: CreateRunInput, deadline: CallDeadline): Promise<RunRecord> {
       const { projectId } = input.settings;
+      const { attachedFileIds, ...rest } = input;
       // Every run has a workspace: without one named, the project's default one (the same id for every run of the project).
       const workspaceId = input.settings.workspaceId ?? (await deps.workspaces.defaultFor(projectId));
+      const attachedFiles = await filesAttached(
+        projectId,
+        attachedFileIds,
+        input.sessionId ? { sessionId: input.sessionId } : { workspaceId },
+      );
       // The conversation keeps its browser between runs (until it is idle too long).
       const created = await deps.create(
         {
-          ...input,
+          ...rest,
+          ...(attachedFiles.length ? { attachedFiles } : {}),
           settings: { ...input.settings, workspaceId },
           api: "v4",
           keepAlive: true,
@@ -93,6 +129,7 @@ export function createRuns(deps: RunsDeps) {
           result: null,
           error: null,
           judgement: null,
+          attachedFileIds: attachedFiles.length ? attachedFiles.map((f) => f.id) : null,
           inputTokens: 0,
           outputTokens: 0,
           totalCostUsd: "0",
@@ -130,11 +167,7 @@ export function createRuns(deps: RunsDeps) {
       return get(projectId, runId);
     },
 
-    async conversation(projectId: string, sessionId: string): Promise<ConversationRecord> {
-      const conversation = await queries.conversation(projectId, sessionId);
-      if (!conversation) throw sessionNotFound();
-      return conversation;
-    },
+    conversation: conversationOf,
 
     conversations: (projectId: string, page: { cursor: string | null; limit: number }) =>
       queries.conversations(projectId, page),
@@ -145,8 +178,15 @@ export function createRuns(deps: RunsDeps) {
       input: QueueMessageInput,
       deadline: CallDeadline,
     ): Promise<QueuedMessage> {
+      const { attachedFileIds, ...message } = input;
+      const attachedFiles = await filesAttached(projectId, attachedFileIds, { sessionId });
       const { state, events } = await deps.withinLimitIfReopening(projectId, sessionId, deadline, () =>
-        deps.commands.execute(sessionId, { type: "QueueMessage", projectId, ...input }),
+        deps.commands.execute(sessionId, {
+          type: "QueueMessage",
+          projectId,
+          ...message,
+          ...(attachedFiles.length ? { attachedFiles } : {}),
+        }),
       );
       const queued = events.find((e) => e.type === "MessageQueued")?.data as MessageQueued["data"] | undefined;
       // Nothing appended: a retried send, answered with the message its key named first.

@@ -2,7 +2,8 @@ import type { BlobStore } from "@bas/blobs";
 import { InvalidArgumentError, NotFoundError, QuotaExceededError } from "@bas/errors";
 import { normalizeFilePath } from "../domain/workspace-path";
 import { derivedId } from "./derived-id";
-import type { WorkspaceFileRecord, WorkspaceRecord, WorkspaceStore } from "./ports";
+import type { AttachedFile } from "../domain/events";
+import type { NewWorkspaceFile, WorkspaceFileRecord, WorkspaceRecord, WorkspaceStore } from "./ports";
 
 export interface WorkspacesDeps {
   store: WorkspaceStore;
@@ -119,7 +120,7 @@ export function createWorkspaces(deps: WorkspacesDeps) {
       return paths.map((path) => ({ path, willOverride: present.has(path) }));
     },
 
-    async commitFile(projectId: string, id: string, file: Omit<WorkspaceFileRecord, "lastModified">) {
+    async commitFile(projectId: string, id: string, file: NewWorkspaceFile) {
       const path = normalizeFilePath(file.path);
       const { file: stored, replacedBlobRef } = await store.commit(projectId, id, { ...file, path }, deps.maxBytes);
       if (replacedBlobRef) release([replacedBlobRef]);
@@ -130,6 +131,24 @@ export function createWorkspaces(deps: WorkspacesDeps) {
       await existing(projectId, id);
       const ref = await store.deleteFile(id, normalizeFilePath(rawPath, ["query", "path"]));
       if (ref) release([ref]);
+    },
+
+    /**
+     * The files a run is pointed to, in the order given, by the ids of their v4 uploads: each must be in the run's
+     * workspace, uploaded, and not replaced since (a replaced file is another file).
+     */
+    async attachedFiles(projectId: string, id: string, uploadIds: readonly string[]): Promise<AttachedFile[]> {
+      await existing(projectId, id);
+      const found = new Map((await store.filesByUpload(id, uploadIds)).map((f) => [f.uploadId, f.path]));
+      const missing = uploadIds.filter((uploadId) => !found.has(uploadId));
+      if (missing.length) {
+        throw new NotFoundError(
+          `Attached file not found in the run's workspace: ${missing.join(", ")}. Attach the id a v4 upload ` +
+            "(POST /api/v4/workspaces/{id}/files/upload) gave, once its file is uploaded to that workspace and " +
+            "while no later write to its path has replaced it.",
+        );
+      }
+      return uploadIds.map((uploadId) => ({ id: uploadId, path: found.get(uploadId)! }));
     },
   };
 }

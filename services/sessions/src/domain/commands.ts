@@ -1,4 +1,5 @@
 import type {
+  AttachedFile,
   CustomProxy,
   JsonValue,
   JudgeSettings,
@@ -24,6 +25,8 @@ export interface NewTask extends TaskOptions {
   modelParams?: ModelParams;
   /** The run's own proxy (v4), without its credentials (those go to the vault). */
   customProxy?: CustomProxy;
+  /** Files of the workspace the run was pointed to (v4). */
+  attachedFiles?: AttachedFile[];
 }
 
 /** A message of a step, as the runner reports it. */
@@ -61,7 +64,14 @@ export type SessionCommand =
   /** Stops this task if it is still the session's current one (a v4 run's cancel). */
   | { type: "CancelTask"; projectId: string; taskId: string }
   /** A v4 message for the session's queue; a send with a `dedupeKey` the session has seen queues nothing more. */
-  | { type: "QueueMessage"; projectId: string; text: string; interrupt: boolean; dedupeKey: string | null }
+  | {
+      type: "QueueMessage";
+      projectId: string;
+      text: string;
+      interrupt: boolean;
+      dedupeKey: string | null;
+      attachedFiles?: AttachedFile[];
+    }
   /** Takes back a v4 message that is still pending. */
   | { type: "CancelQueuedMessage"; projectId: string; messageId: number }
   | { type: "DeleteSession"; projectId: string }

@@ -118,6 +118,7 @@ function drainQueue(before: SessionState, events: SessionEvent[], context: Comma
     messageId: context.newId(),
     maxCostUsd: null,
     queuedMessageId: next.id,
+    ...(next.attachedFiles ? { attachedFiles: next.attachedFiles } : {}),
   };
   return [{ type: "TaskDispatched", data: task }];
 }
@@ -185,10 +186,16 @@ function decideCommand(command: SessionCommand, state: SessionState, context: Co
           `The session message queue is full (${QUEUE_LIMITS.pending} messages wait); cancel one or wait for a run to end`,
         );
       }
-      const { text, interrupt, dedupeKey } = command;
+      const { text, interrupt, dedupeKey, attachedFiles } = command;
       const queued: SessionEvent = {
         type: "MessageQueued",
-        data: { messageId: queue.nextId, text, mode: interrupt ? "interrupt" : "queue", dedupeKey },
+        data: {
+          messageId: queue.nextId,
+          text,
+          mode: interrupt ? "interrupt" : "queue",
+          dedupeKey,
+          ...(attachedFiles?.length ? { attachedFiles } : {}),
+        },
       };
       // The active run makes way; the drain (in decide) runs the message straight after.
       const interrupting = interrupt

@@ -54,6 +54,12 @@ export interface CustomProxy {
 /** The API a session was made through: v3 sessions, or v4 conversations whose tasks are runs. */
 export type SessionApi = "v3" | "v4";
 
+/** A workspace file a v4 run is pointed to (`attachedFileIds`): the id of its upload and its path then. */
+export interface AttachedFile {
+  id: string;
+  path: string;
+}
+
 /** How the agent must shape the output of one task. */
 export interface TaskOptions {
   keepAlive: boolean;
@@ -103,6 +109,8 @@ export type TaskDispatched = DomainEvent<
     modelParams?: ModelParams;
     /** The run's own proxy (v4), without its credentials. */
     customProxy?: CustomProxy;
+    /** Files of the workspace the run was pointed to (v4). */
+    attachedFiles?: AttachedFile[];
   }
 >;
 export type SandboxReady = DomainEvent<"SandboxReady", { browserId: string }>;
@@ -154,7 +162,14 @@ export type RecordingAdded = DomainEvent<"RecordingAdded", { ref: string }>;
 export type QueueMode = "queue" | "interrupt";
 export type MessageQueued = DomainEvent<
   "MessageQueued",
-  { messageId: number; text: string; mode: QueueMode; dedupeKey: string | null }
+  {
+    messageId: number;
+    text: string;
+    mode: QueueMode;
+    dedupeKey: string | null;
+    /** Files of the workspace the message's run is pointed to (absent: none). */
+    attachedFiles?: AttachedFile[];
+  }
 >;
 export type QueuedMessageCancelled = DomainEvent<"QueuedMessageCancelled", { messageId: number }>;
 /** A v4 conversation whose browser timed out takes a new turn: set up again, with a new browser. */

@@ -1,4 +1,4 @@
-import type { QueueMode, SessionEvent } from "./events";
+import type { AttachedFile, QueueMode, SessionEvent } from "./events";
 
 /**
  * A v4 session's message queue. A message waits (`pending`) while the session works on a run; when the session has
@@ -18,6 +18,8 @@ export interface QueuedMessage {
   runId: string | null;
   /** The caller's `X-V4-Queue-Deduplicate`: a send with the same key is answered with this message. */
   dedupeKey: string | null;
+  /** Files of the workspace its run is pointed to. */
+  attachedFiles?: AttachedFile[];
   createdAt: string;
   updatedAt: string;
 }
@@ -71,7 +73,7 @@ export function evolveQueue(queue: MessageQueue, event: SessionEvent, at: string
   const ofRun = (taskId: string) => (m: QueuedMessage) => m.runId === taskId && m.status === "dispatching";
   switch (event.type) {
     case "MessageQueued": {
-      const { messageId, text, mode, dedupeKey } = event.data;
+      const { messageId, text, mode, dedupeKey, attachedFiles } = event.data;
       const message: QueuedMessage = {
         id: messageId,
         text,
@@ -79,6 +81,7 @@ export function evolveQueue(queue: MessageQueue, event: SessionEvent, at: string
         status: "pending",
         runId: null,
         dedupeKey,
+        ...(attachedFiles?.length ? { attachedFiles } : {}),
         createdAt: at,
         updatedAt: at,
       };

@@ -1,5 +1,6 @@
 import type { EventEnvelope } from "@bas/event-store";
 import type {
+  AttachedFile,
   CustomProxy,
   JsonValue,
   JudgeSettings,
@@ -29,6 +30,8 @@ export interface CurrentTask {
   modelParams?: ModelParams;
   /** The run's own proxy (v4), without its credentials. */
   customProxy?: CustomProxy;
+  /** Files of the workspace the run was pointed to (v4). */
+  attachedFiles?: AttachedFile[];
   /** The runner reported TaskStarted (for this attempt). */
   started: boolean;
   attempt: number;
@@ -188,7 +191,7 @@ function evolveSession(state: SessionState, event: EventEnvelope<SessionEvent>):
     case "TaskDispatched": {
       const { taskId, task, sensitiveDataKeys, secretDomains, keepAlive, codeMode, outputSchema, maxCostUsd } =
         event.data;
-      const { judge, modelParams, customProxy } = event.data;
+      const { judge, modelParams, customProxy, attachedFiles } = event.data;
       const current: CurrentTask = {
         id: taskId,
         task,
@@ -198,6 +201,7 @@ function evolveSession(state: SessionState, event: EventEnvelope<SessionEvent>):
         ...(judge ? { judge } : {}),
         ...(modelParams ? { modelParams } : {}),
         ...(customProxy ? { customProxy } : {}),
+        ...(attachedFiles?.length ? { attachedFiles } : {}),
         started: false,
         attempt: 0,
         lastStep: -1,

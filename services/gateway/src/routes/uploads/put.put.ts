@@ -39,6 +39,7 @@ export const route = defineRoute({
       path: z.string().optional(),
       size: z.string().optional(),
       type: z.string().optional(),
+      upload: z.string().optional(),
       exp: z.string().optional(),
       sig: z.string().optional(),
     }),

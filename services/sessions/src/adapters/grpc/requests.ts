@@ -171,7 +171,18 @@ export function createRunInput(req: runs.CreateRunRequest): CreateRunInput {
     ...(req.judge ? { judge: judgeOf(req.judge) } : {}),
     ...(req.modelParams ? { modelParams: modelParamsOf(req.modelParams) } : {}),
     ...customProxyOf(req.browser?.customProxy),
+    attachedFileIds: attachedFileIdsOf(req.attachedFileIds),
   };
+}
+
+/** The uploads a run is pointed to: at most 20 ids, each once. */
+function attachedFileIdsOf(ids: readonly string[]): string[] {
+  if (ids.length > 20) throw invalid(["body", "attachedFileIds"], "attachedFileIds may name at most 20 files");
+  const checked = ids.map((id, i) => {
+    if (!UUID.test(id)) throw invalid(["body", "attachedFileIds", i], "attachedFileIds must be upload ids (UUIDs)");
+    return id.toLowerCase();
+  });
+  return [...new Set(checked)];
 }
 
 /** A run's own proxy: where it is (for the task) and its credentials (for the vault only, never echoed). */
@@ -279,7 +290,12 @@ export function queueMessageInput(req: runs.QueueMessageRequest): QueueMessageIn
   if (dedupeKey !== null && dedupeKey.length > MAX_DEDUPE_KEY_CHARS) {
     throw invalid(["header", "x-v4-queue-deduplicate"], `at most ${MAX_DEDUPE_KEY_CHARS} characters`);
   }
-  return { text: req.text, interrupt: req.interrupt, dedupeKey };
+  return {
+    text: req.text,
+    interrupt: req.interrupt,
+    dedupeKey,
+    attachedFileIds: attachedFileIdsOf(req.attachedFileIds),
+  };
 }
 
 /** A message id from the caller: a positive integer, or it names no message. */

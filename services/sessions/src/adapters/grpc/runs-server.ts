@@ -18,6 +18,7 @@ function toProtoRun(r: RunRecord): runs.Run {
     result: r.result ?? undefined,
     error: r.error ?? undefined,
     judgement: r.judgement ?? undefined,
+    attachedFileIds: r.attachedFileIds ?? [],
     workspaceId: r.workspaceId ?? undefined,
     totalInputTokens: r.inputTokens,
     totalOutputTokens: r.outputTokens,
@@ -36,6 +37,7 @@ function toProtoMessage(sessionId: string, m: QueuedMessage): runs.QueuedMessage
     status: m.status,
     text: m.text,
     createdAt: new Date(m.createdAt),
+    attachedFileIds: m.attachedFiles?.map((f) => f.id) ?? [],
   };
 }
 

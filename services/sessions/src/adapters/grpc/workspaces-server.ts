@@ -34,6 +34,15 @@ function blobRefOf(value: string): string {
   return value;
 }
 
+const UPLOAD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The id the gateway gave a v4 upload (absent for every other write). */
+function uploadIdOf(value: string | undefined): { uploadId?: string } {
+  if (value === undefined) return {};
+  if (!UPLOAD_ID.test(value)) throw new InvalidArgumentError("upload_id must be a UUID", { field: ["upload_id"] });
+  return { uploadId: value };
+}
+
 const toWorkspace = (w: WorkspaceRecord): workspaces.Workspace => ({ ...w, name: w.name ?? undefined });
 const toFile = (f: WorkspaceFileRecord): workspaces.WorkspaceFile => ({ ...f });
 
@@ -88,6 +97,7 @@ export function workspacesServer(w: Workspaces, log?: HandlerLog): workspaces.Wo
             size: sizeOf(req.size, ["size"]),
             contentType: contentTypeOf(req.contentType, ["contentType"]),
             blobRef: blobRefOf(req.blobRef),
+            ...uploadIdOf(req.uploadId),
           }),
         ),
       deleteFile: async (req: workspaces.FileRequest) => {

@@ -53,6 +53,7 @@ export function runsProjection(): Projection<SessionsDb, SessionEvent> {
         created_at timestamptz not null,
         updated_at timestamptz not null)`.execute(db);
       await sql`alter table v4_runs add column if not exists judgement jsonb`.execute(db);
+      await sql`alter table v4_runs add column if not exists attached_file_ids jsonb`.execute(db);
       await sql`create index if not exists v4_runs_by_project
         on v4_runs (project_id, created_at desc, id desc)`.execute(db);
       await sql`create index if not exists v4_runs_by_session
@@ -125,6 +126,9 @@ export function runsProjection(): Projection<SessionsDb, SessionEvent> {
             status: change.status ?? "queued",
             result: null,
             error: null,
+            attached_file_ids: event.data.attachedFiles?.length
+              ? JSON.stringify(event.data.attachedFiles.map((f) => f.id))
+              : null,
             input_tokens: 0,
             output_tokens: 0,
             created_at: event.occurredAt,

@@ -115,6 +115,8 @@ export interface SessionsDb {
     error: string | null;
     /** The judge's verdict (jsonb), for a run created with `judge` that completed. */
     judgement: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+    /** The upload ids the run was created with (jsonb array); null when none. */
+    attached_file_ids: ColumnType<string[] | null, string | null | undefined, string | null>;
     input_tokens: Int8;
     output_tokens: Int8;
     created_at: Timestamp;

@@ -28,6 +28,14 @@ export const workspaceMigrations: Record<string, Migration> = {
         primary key (workspace_id, path))`.execute(db);
     },
   },
+  // A v4 upload's id stays with its file until a later write replaces it: a run attaches the file by it.
+  "006_workspace_file_upload_ids": {
+    async up(db) {
+      await sql`alter table workspace_files add column upload_id text`.execute(db);
+      await sql`create index workspace_files_by_upload on workspace_files (workspace_id, upload_id)
+        where upload_id is not null`.execute(db);
+    },
+  },
 };
 
 interface WorkspaceRow {
@@ -158,10 +166,11 @@ export function createWorkspaceStore(db: Kysely<SessionsDb>): WorkspaceStore {
           );
         }
         const { rows } = await sql<FileRow>`insert into workspace_files
-            (workspace_id, path, blob_ref, size, content_type, updated_at)
-          values (${workspaceId}, ${file.path}, ${file.blobRef}, ${file.size}, ${file.contentType}, now())
+            (workspace_id, path, blob_ref, size, content_type, updated_at, upload_id)
+          values (${workspaceId}, ${file.path}, ${file.blobRef}, ${file.size}, ${file.contentType}, now(),
+            ${file.uploadId ?? null})
           on conflict (workspace_id, path) do update set blob_ref = excluded.blob_ref, size = excluded.size,
-            content_type = excluded.content_type, updated_at = excluded.updated_at
+            content_type = excluded.content_type, updated_at = excluded.updated_at, upload_id = excluded.upload_id
           returning path, size, content_type, updated_at, blob_ref`.execute(trx);
         await sql`update workspaces set used_bytes = ${used}, updated_at = now() where id = ${workspaceId}`.execute(
           trx,
@@ -169,6 +178,13 @@ export function createWorkspaceStore(db: Kysely<SessionsDb>): WorkspaceStore {
         const replacedBlobRef = replaced && replaced.blob_ref !== file.blobRef ? replaced.blob_ref : null;
         return { file: fileOf(rows[0]), replacedBlobRef };
       });
+    },
+
+    async filesByUpload(workspaceId, uploadIds) {
+      if (!uploadIds.length) return [];
+      const { rows } = await sql<{ upload_id: string; path: string }>`select upload_id, path from workspace_files
+        where workspace_id = ${workspaceId} and upload_id = any(${[...uploadIds]}::text[])`.execute(db);
+      return rows.map((r) => ({ uploadId: r.upload_id, path: r.path }));
     },
 
     deleteFile(workspaceId, path) {

@@ -74,6 +74,7 @@ export const route = defineRoute({
           value: b.source.value,
           allowedDomains: b.allowedDomains,
         })),
+        attachedFileIds: body.attachedFileIds ?? [],
       },
       // A caller that went away is told nothing: the sessions service then creates nothing either.
       { signal },

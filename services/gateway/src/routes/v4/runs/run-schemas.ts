@@ -122,12 +122,13 @@ function build(models: ModelCatalog) {
         .describe("Secrets the agent may type by alias, each only on its allowed hosts."),
       attachedFileIds: z
         .array(Uuid)
-        .max(0, {
-          message:
-            "attachedFileIds are not supported: upload files to the run's workspace, where the agent can read them",
-        })
+        .max(20)
         .nullable()
-        .optional(),
+        .optional()
+        .describe(
+          "Files of the run's workspace to point the agent to: the ids POST /api/v4/workspaces/{id}/files/upload " +
+            "gave, once their files are uploaded. The agent is told their paths and reads them with its file tools.",
+        ),
       judge: RunJudgeSettings.nullable().optional(),
     })
     .superRefine((body, ctx) => {

@@ -19,7 +19,7 @@ export function toRunSummary(r: runs.Run): z.input<typeof RunSummary> {
     error: r.error ?? null,
     sessionId: r.sessionId,
     workspaceId: r.workspaceId ?? null,
-    attachedFileIds: null,
+    attachedFileIds: r.attachedFileIds.length ? r.attachedFileIds : null,
     judgement: isObject(r.judgement) ? r.judgement : null,
     totalInputTokens: r.totalInputTokens,
     totalOutputTokens: r.totalOutputTokens,

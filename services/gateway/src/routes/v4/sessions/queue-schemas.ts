@@ -9,6 +9,12 @@ export const QueueMessageRequest = z
       .boolean()
       .default(false)
       .describe("Cancel the session's active run and run this straight after it (on an idle session: just run)."),
+    attachedFileIds: z
+      .array(Uuid)
+      .max(20)
+      .nullable()
+      .optional()
+      .describe("Files of the session's workspace to point its run to, as on POST /api/v4/runs."),
   })
   .meta({ id: "QueueMessageRequest" });
 
@@ -35,6 +41,7 @@ export const QueuedMessage = z
           "its run before it started; failed: the session ended first, or its run failed before it started.",
       ),
     text: z.string(),
+    attachedFileIds: z.array(Uuid).nullable(),
     createdAt: DateTime,
   })
   .meta({ id: "QueuedMessage" });
@@ -54,6 +61,7 @@ export function toQueuedMessage(m: runs.QueuedMessage): z.input<typeof QueuedMes
     mode: m.mode as "queue" | "interrupt",
     status: m.status as (typeof QUEUED_MESSAGE_STATUSES)[number],
     text: m.text,
+    attachedFileIds: m.attachedFileIds.length ? m.attachedFileIds : null,
     createdAt: (m.createdAt ?? new Date(0)).toISOString(),
   };
 }

@@ -25,6 +25,7 @@ export const route = defineRoute({
       text: body.text,
       interrupt: body.interrupt,
       dedupeKey: typeof dedupe === "string" && dedupe !== "" ? dedupe : undefined,
+      attachedFileIds: body.attachedFileIds ?? [],
     });
     // An interrupt cancelled the active run: the next status poll here must show it.
     if (body.interrupt) deps.runStatusCache.invalidate(params.id);

@@ -112,6 +112,8 @@ interface Upload {
   path: string;
   size: number;
   contentType: string;
+  /** A v4 upload's id: the file records it, and a run attaches the file by it. */
+  uploadId?: string;
 }
 
 /** Asks the sessions service where the files go and whether they fit, then signs one PUT URL per file. */
@@ -176,12 +178,13 @@ export const v4UploadRoute = defineRoute({
       path: `${V4_UPLOAD_FOLDER}${f.name}`,
       size: f.size,
       contentType: f.contentType,
+      uploadId: randomUUID(),
     }));
     const prepared = await presign(deps, project.projectId, params.id, files, signal);
     return {
       body: {
         files: prepared.map((p, i) => ({
-          id: randomUUID(),
+          id: files[i].uploadId,
           name: body.files[i].name,
           storedName: p.path.slice(V4_UPLOAD_FOLDER.length),
           path: p.path,
