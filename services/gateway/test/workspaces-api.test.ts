@@ -80,6 +80,7 @@ describe("workspaces", () => {
     const page = await listing(id, "?includeUrls=true");
     expect(page).toEqual({
       files: [{ path: "in/orders.csv", size: csv.length, lastModified: expect.any(String), url: expect.any(String) }],
+      folders: [],
       nextCursor: null,
       hasMore: false,
     });
@@ -216,6 +217,41 @@ describe("workspaces", () => {
     const folder = await listing(id, "?prefix=r/");
     expect(folder.files.map((f: { path: string }) => f.path)).toEqual(["r/1.txt", "r/2.txt"]);
     expect((await stack.request("GET", `/api/v3/workspaces/${id}/files?cursor=nonsense`)).status).toBe(422);
+  });
+
+  it("lists one level with shallow: the files right under the prefix, and its folders in their place, paged together", async () => {
+    const id = await newWorkspace();
+    const paths = ["b.txt", "in/x.csv", "in/deep/z.csv", "a.txt", "out/r.txt", "in/y.csv", "in.txt"];
+    for (const path of paths) await upload(id, path, "1", "text/plain");
+    const level = async (query: string) => {
+      const page = await listing(id, query);
+      return { files: page.files.map((f: { path: string }) => f.path), folders: page.folders, more: page.hasMore };
+    };
+    // "in.txt" sorts before "in/" ("." before "/"), as the paths themselves do.
+    expect(await level("?shallow=true")).toEqual({
+      files: ["a.txt", "b.txt", "in.txt"],
+      folders: ["in/", "out/"],
+      more: false,
+    });
+    expect(await level("?shallow=true&prefix=in/")).toEqual({
+      files: ["in/x.csv", "in/y.csv"],
+      folders: ["in/deep/"],
+      more: false,
+    });
+    // A page holds files and folders alike, and the next one starts after the last of either.
+    const pages: string[][] = [];
+    let cursor = "";
+    for (let more = true; more; ) {
+      const page = await listing(id, `?shallow=true&limit=2${cursor}`);
+      pages.push([...page.files.map((f: { path: string }) => f.path), ...page.folders]);
+      more = page.hasMore;
+      cursor = `&cursor=${page.nextCursor}`;
+    }
+    expect(pages).toEqual([["a.txt", "b.txt"], ["in.txt", "in/"], ["out/"]]);
+    // Without shallow, every file and no folder; v4's listing has no folders at all.
+    expect(await level("")).toEqual({ files: [...paths].sort(), folders: [], more: false });
+    const v4 = await stack.request("GET", `/api/v4/workspaces/${id}/files`);
+    expect(Object.keys(v4.body).sort()).toEqual(["files", "hasMore", "nextCursor"]);
   });
 
   it("must exist, in the caller's project, to be attached to a session or a run", async () => {

@@ -83,13 +83,24 @@ export interface ListFilesRequest {
   /** 1..1000; 0 means 50. */
   limit: number;
   /** From a previous page's next_cursor. */
-  cursor?: string | undefined;
+  cursor?:
+    | string
+    | undefined;
+  /** One level only: the files right under the prefix, and the folders below it (in folders) instead of their files. */
+  shallow: boolean;
 }
 
 export interface ListFilesResponse {
   /** By path. */
   files: WorkspaceFile[];
-  nextCursor?: string | undefined;
+  nextCursor?:
+    | string
+    | undefined;
+  /**
+   * With shallow: the folders right under the prefix, each as its path from the root with a trailing "/" (what to
+   * list next as the prefix), in the same order as the files and paged with them.
+   */
+  folders: string[];
 }
 
 export interface FileRequest {
@@ -977,7 +988,7 @@ export const WorkspaceFile: MessageFns<WorkspaceFile> = {
 };
 
 function createBaseListFilesRequest(): ListFilesRequest {
-  return { projectId: "", workspaceId: "", prefix: "", limit: 0, cursor: undefined };
+  return { projectId: "", workspaceId: "", prefix: "", limit: 0, cursor: undefined, shallow: false };
 }
 
 export const ListFilesRequest: MessageFns<ListFilesRequest> = {
@@ -996,6 +1007,9 @@ export const ListFilesRequest: MessageFns<ListFilesRequest> = {
     }
     if (message.cursor !== undefined) {
       writer.uint32(42).string(message.cursor);
+    }
+    if (message.shallow !== false) {
+      writer.uint32(48).bool(message.shallow);
     }
     return writer;
   },
@@ -1053,6 +1067,14 @@ export const ListFilesRequest: MessageFns<ListFilesRequest> = {
             message.cursor = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.shallow = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1080,6 +1102,7 @@ export const ListFilesRequest: MessageFns<ListFilesRequest> = {
       prefix: isSet(object.prefix) ? globalThis.String(object.prefix) : "",
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
       cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : undefined,
+      shallow: isSet(object.shallow) ? globalThis.Boolean(object.shallow) : false,
     };
   },
 
@@ -1100,6 +1123,9 @@ export const ListFilesRequest: MessageFns<ListFilesRequest> = {
     if (message.cursor !== undefined) {
       obj.cursor = message.cursor;
     }
+    if (message.shallow !== false) {
+      obj.shallow = message.shallow;
+    }
     return obj;
   },
 
@@ -1113,12 +1139,13 @@ export const ListFilesRequest: MessageFns<ListFilesRequest> = {
     message.prefix = object.prefix ?? "";
     message.limit = object.limit ?? 0;
     message.cursor = object.cursor ?? undefined;
+    message.shallow = object.shallow ?? false;
     return message;
   },
 };
 
 function createBaseListFilesResponse(): ListFilesResponse {
-  return { files: [], nextCursor: undefined };
+  return { files: [], nextCursor: undefined, folders: [] };
 }
 
 export const ListFilesResponse: MessageFns<ListFilesResponse> = {
@@ -1128,6 +1155,9 @@ export const ListFilesResponse: MessageFns<ListFilesResponse> = {
     }
     if (message.nextCursor !== undefined) {
       writer.uint32(18).string(message.nextCursor);
+    }
+    for (const v of message.folders) {
+      writer.uint32(26).string(v!);
     }
     return writer;
   },
@@ -1161,6 +1191,14 @@ export const ListFilesResponse: MessageFns<ListFilesResponse> = {
             message.nextCursor = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.folders.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1181,6 +1219,7 @@ export const ListFilesResponse: MessageFns<ListFilesResponse> = {
         : isSet(object.next_cursor)
         ? globalThis.String(object.next_cursor)
         : undefined,
+      folders: globalThis.Array.isArray(object?.folders) ? object.folders.map((e: any) => globalThis.String(e)) : [],
     };
   },
 
@@ -1192,6 +1231,9 @@ export const ListFilesResponse: MessageFns<ListFilesResponse> = {
     if (message.nextCursor !== undefined) {
       obj.nextCursor = message.nextCursor;
     }
+    if (message.folders?.length) {
+      obj.folders = message.folders;
+    }
     return obj;
   },
 
@@ -1202,6 +1244,7 @@ export const ListFilesResponse: MessageFns<ListFilesResponse> = {
     const message = createBaseListFilesResponse();
     message.files = object.files?.map((e) => WorkspaceFile.fromPartial(e)) || [];
     message.nextCursor = object.nextCursor ?? undefined;
+    message.folders = object.folders?.map((e) => e) || [];
     return message;
   },
 };

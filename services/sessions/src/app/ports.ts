@@ -319,6 +319,14 @@ export interface WorkspaceStore {
     workspaceId: string,
     options: { prefix: string; after?: string; limit: number },
   ): Promise<WorkspaceFileRecord[]>;
+  /**
+   * One level of a listing: the files right under `prefix` and the folders below it (each as `prefix` + its name +
+   * "/"), ordered together by that path, after `after` (exclusive).
+   */
+  listLevel(
+    workspaceId: string,
+    options: { prefix: string; after?: string; limit: number },
+  ): Promise<Array<{ folder: string } | { file: WorkspaceFileRecord }>>;
   /** The files at these paths now (to say which uploads replace one). */
   filesAt(workspaceId: string, paths: readonly string[]): Promise<WorkspaceFileRecord[]>;
   /**

@@ -78,16 +78,29 @@ export function createWorkspaces(deps: WorkspacesDeps) {
       return { usedBytes: used, maxBytes: deps.maxBytes };
     },
 
-    async listFiles(projectId: string, id: string, options: { prefix: string; limit: number; cursor?: string }) {
+    /** A page of files by path; `shallow`: one level, folders in place of the files below them. */
+    async listFiles(
+      projectId: string,
+      id: string,
+      options: { prefix: string; limit: number; cursor?: string; shallow?: boolean },
+    ): Promise<{ files: WorkspaceFileRecord[]; folders: string[]; nextCursor: string | undefined }> {
       await existing(projectId, id);
-      const files = await store.listFiles(id, {
+      const query = {
         prefix: options.prefix,
         limit: options.limit + 1,
         ...(options.cursor ? { after: decodeCursor(options.cursor) } : {}),
-      });
-      const page = files.slice(0, options.limit);
-      const more = files.length > options.limit;
-      return { files: page, nextCursor: more ? encodeCursor(page[page.length - 1].path) : undefined };
+      };
+      const entries = options.shallow
+        ? await store.listLevel(id, query)
+        : (await store.listFiles(id, query)).map((file) => ({ file }));
+      const page = entries.slice(0, options.limit);
+      const last = page.at(-1);
+      const more = entries.length > options.limit && last !== undefined;
+      return {
+        files: page.flatMap((e) => ("file" in e ? [e.file] : [])),
+        folders: page.flatMap((e) => ("folder" in e ? [e.folder] : [])),
+        nextCursor: more ? encodeCursor("file" in last ? last.file.path : last.folder) : undefined,
+      };
     },
 
     async getFile(projectId: string, id: string, rawPath: string): Promise<WorkspaceFileRecord> {

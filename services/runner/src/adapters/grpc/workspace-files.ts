@@ -40,7 +40,7 @@ export function connectWorkspaceFiles(address: string, blobs: BlobStore, outage:
       const ids = { projectId, workspaceId };
       return {
         async list(prefix, limit) {
-          const page = await call(() => client.listFiles({ ...ids, prefix, limit }));
+          const page = await call(() => client.listFiles({ ...ids, prefix, limit, shallow: false }));
           return { files: page.files, more: page.nextCursor !== undefined };
         },
         async read(path) {

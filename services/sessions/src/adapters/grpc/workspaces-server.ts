@@ -78,8 +78,9 @@ export function workspacesServer(w: Workspaces, log?: HandlerLog): workspaces.Wo
           prefix: req.prefix,
           limit: limitOf(req.limit, 50, 1000),
           ...(req.cursor ? { cursor: req.cursor } : {}),
+          shallow: req.shallow,
         });
-        return { files: found.files.map(toFile), nextCursor: found.nextCursor };
+        return { files: found.files.map(toFile), folders: found.folders, nextCursor: found.nextCursor };
       },
       getFile: async (req: workspaces.FileRequest) => toFile(await w.getFile(...ids(req), req.path)),
       prepareUploads: async (req: workspaces.PrepareUploadsRequest): Promise<workspaces.PrepareUploadsResponse> => {

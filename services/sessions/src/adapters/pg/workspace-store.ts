@@ -142,6 +142,22 @@ export function createWorkspaceStore(db: Kysely<SessionsDb>): WorkspaceStore {
       return rows.map(fileOf);
     },
 
+    async listLevel(workspaceId, { prefix, after, limit }) {
+      // A path with a "/" after the prefix stands for its folder (the prefix, the next segment and the "/"): one row
+      // per folder, ordered with the files by the same key, so a page ends where the next one starts.
+      const { rows } = await sql<FileRow & { folder: string | null }>`select distinct on (key)
+          folder, path, size, content_type, updated_at, blob_ref
+        from (select path, size, content_type, updated_at, blob_ref,
+            case when strpos(substr(path, char_length(${prefix}) + 1), '/') > 0
+              then substr(path, 1, char_length(${prefix}) + strpos(substr(path, char_length(${prefix}) + 1), '/'))
+            end as folder
+          from workspace_files where workspace_id = ${workspaceId} and starts_with(path, ${prefix})) entries
+        cross join lateral (select coalesce(folder, path) as key) k
+        ${after === undefined ? sql`` : sql`where key > ${after}`}
+        order by key limit ${limit}`.execute(db);
+      return rows.map((r) => (r.folder === null ? { file: fileOf(r) } : { folder: r.folder }));
+    },
+
     async filesAt(workspaceId, paths) {
       if (!paths.length) return [];
       const { rows } = await sql<FileRow>`select path, size, content_type, updated_at, blob_ref from workspace_files

@@ -7,12 +7,14 @@ import {
   FileDeleteQuery,
   FileList,
   FileListQuery,
+  FileListQueryV3,
   FileUploadQuery,
   FileUploadRequest,
   FileUploadResponse,
   toWorkspaceInfo,
   toWorkspaceView,
   WorkspaceCreateRequest,
+  WorkspaceFileList,
   WorkspaceFileUploadRequest,
   WorkspaceFileUploadResponse,
   WorkspaceInfo,
@@ -79,10 +81,11 @@ export const listFilesRoute = (v: Version) =>
     operationId: `listWorkspaceFiles${suffix(v)}`,
     summary: "The workspace's files by path, a page at a time",
     tags,
-    request: { params: IdParams, query: FileListQuery },
-    responses: { 200: { description: "One page of files", schema: FileList } },
+    request: { params: IdParams, query: v === "v3" ? FileListQueryV3 : FileListQuery },
+    responses: { 200: { description: "One page of files", schema: v === "v3" ? FileList : WorkspaceFileList } },
     errors: [404],
     async handler({ params, query, project, signal }, deps) {
+      const shallow = "shallow" in query && query.shallow === true;
       const page = await deps.workspaces.listFiles(
         {
           projectId: project.projectId,
@@ -90,6 +93,7 @@ export const listFilesRoute = (v: Version) =>
           prefix: query.prefix,
           limit: query.limit,
           cursor: query.cursor,
+          shallow,
         },
         { signal },
       );
@@ -101,6 +105,7 @@ export const listFilesRoute = (v: Version) =>
             lastModified: (f.lastModified ?? new Date(0)).toISOString(),
             url: query.includeUrls ? deps.urls.sign(f.blobRef) : null,
           })),
+          ...(v === "v3" ? { folders: page.folders } : {}),
           nextCursor: page.nextCursor ?? null,
           hasMore: page.nextCursor !== undefined,
         },

@@ -36,6 +36,14 @@ export const FileListQuery = z.object({
   includeUrls: queryBool({ default: false, description: "Add a presigned download URL to each file." }),
 });
 
+/** v3's listing can also stop at one level, as a file browser shows a folder. */
+export const FileListQueryV3 = FileListQuery.extend({
+  shallow: queryBool({
+    default: false,
+    description: "Only the files right under the prefix; the folders below it are listed in `folders` instead.",
+  }),
+});
+
 export const FileInfo = z
   .object({
     path: z.string().describe("File path relative to the workspace root."),
@@ -45,9 +53,25 @@ export const FileInfo = z
   })
   .meta({ id: "FileInfo" });
 
+const FileListPage = {
+  files: z.array(FileInfo),
+  nextCursor: z.string().nullable(),
+  hasMore: z.boolean(),
+};
+
 export const FileList = z
-  .object({ files: z.array(FileInfo), nextCursor: z.string().nullable(), hasMore: z.boolean() })
+  .object({
+    ...FileListPage,
+    folders: z
+      .array(z.string())
+      .describe(
+        'With shallow: the folders right under the prefix, each its path with a trailing "/" (e.g. "reports/2026/"), ' +
+          "to list next as the prefix; paged with the files, in path order. Empty otherwise.",
+      ),
+  })
   .meta({ id: "FileListResponse" });
+
+export const WorkspaceFileList = z.object(FileListPage).meta({ id: "WorkspaceFileListResponse" });
 
 const FileName = z
   .string()
