@@ -6,9 +6,20 @@ import { type Stack, startStack } from "./harness";
 let stack: Stack;
 let blobs: BlobStore;
 const QUOTA = 1_000;
+/** While set, the sessions service cannot delete blobs, as when the blob store is out of reach. */
+let blobStoreAway = false;
 
 beforeAll(async () => {
-  stack = await startStack({ sessionsEnv: { WORKSPACE_MAX_BYTES: String(QUOTA) } });
+  stack = await startStack({
+    sessionsEnv: { WORKSPACE_MAX_BYTES: String(QUOTA) },
+    sessionsDeps: {
+      blobSweepMs: 200,
+      wrapBlobs: (real) => ({
+        ...real,
+        delete: (ref) => (blobStoreAway ? Promise.reject(new Error("blob store unreachable")) : real.delete(ref)),
+      }),
+    },
+  });
   blobs = await createNatsBlobStore({ js: stack.infra.js, namespace: stack.infra.namespace });
 });
 afterAll(async () => {
@@ -217,6 +228,33 @@ describe("workspaces", () => {
     const folder = await listing(id, "?prefix=r/");
     expect(folder.files.map((f: { path: string }) => f.path)).toEqual(["r/1.txt", "r/2.txt"]);
     expect((await stack.request("GET", `/api/v3/workspaces/${id}/files?cursor=nonsense`)).status).toBe(422);
+  });
+
+  it("deletes the bytes of a deleted, replaced or orphaned file later when the blob store was away at the time", async () => {
+    const id = await newWorkspace();
+    const other = await newWorkspace();
+    for (const name of ["gone.txt", "kept.txt"]) await upload(id, name, "old", "text/plain");
+    await upload(other, "w.txt", "1", "text/plain");
+    const refsIn = async (workspace: string) =>
+      (await listing(workspace, "?includeUrls=true")).files.map((f: { url: string }) => blobRefOf(f.url));
+    const released = [...(await refsIn(id)), ...(await refsIn(other))];
+    const present = () => Promise.all(released.map(async (ref) => (await blobs.getBytes(ref)) !== null));
+    blobStoreAway = true;
+    try {
+      expect((await stack.request("DELETE", `/api/v3/workspaces/${id}/files?path=gone.txt`)).status).toBe(204);
+      await upload(id, "kept.txt", "new", "text/plain");
+      expect((await stack.request("DELETE", `/api/v3/workspaces/${other}`)).status).toBe(204);
+      // The caller sees every change at once; the bytes could not go yet.
+      expect((await listing(id)).files.map((f: { path: string }) => f.path)).toEqual(["kept.txt"]);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await present()).toEqual([true, true, true]);
+    } finally {
+      blobStoreAway = false;
+    }
+    // Once it is back, the sweep deletes them; the file that stayed keeps its new bytes.
+    await eventually(present, (found) => found.every((p) => !p), 10_000);
+    const [kept] = await refsIn(id);
+    expect(Buffer.from((await blobs.getBytes(kept))!.data).toString()).toBe("new");
   });
 
   it("lists one level with shallow: the files right under the prefix, and its folders in their place, paged together", async () => {

@@ -1,4 +1,4 @@
-import { createNatsBlobStore } from "@bas/blobs";
+import { type BlobStore, createNatsBlobStore } from "@bas/blobs";
 import { randomBytes, randomUUID } from "node:crypto";
 import {
   createDb,
@@ -88,6 +88,10 @@ export interface SessionsServiceDeps {
   healthIntervalMs?: number;
   /** How often the webhook sender looks for due deliveries (default 250 ms). */
   webhookPollMs?: number;
+  /** How often released workspace blobs that are still there are deleted (default 60 s). */
+  blobSweepMs?: number;
+  /** Wraps the blob store this service opens (tests make it fail for a while). */
+  wrapBlobs?: (blobs: BlobStore) => BlobStore;
 }
 
 export interface SessionsService {
@@ -128,12 +132,13 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     });
 
     const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
-    const blobs = await createNatsBlobStore({
+    const ownBlobs = await createNatsBlobStore({
       js: nats.js,
       namespace: config.NAMESPACE,
       replicas: config.NATS_REPLICAS,
     });
-    cleanup.defer(() => blobs.close());
+    cleanup.defer(() => ownBlobs.close());
+    const blobs = deps.wrapBlobs?.(ownBlobs) ?? ownBlobs;
     // Once a session's rows are committed, say so (core NATS): gateways drop their cached copies and wake streams.
     const announce = (kind: SessionChangeKind) => (_: number, events: readonly { aggregateId: string }[]) => {
       for (const id of new Set(events.map((e) => e.aggregateId))) nats.nc.publish(streams.changes.subject(kind, id));
@@ -247,6 +252,11 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
       log,
     });
     grpc.add(workspaces.WorkspacesService, workspacesServer(workspaceFiles, log));
+    const blobSweep = setInterval(() => {
+      workspaceFiles.sweepReleasedBlobs().catch((err) => log.warn({ err }, "the sweep of released blobs failed"));
+    }, deps.blobSweepMs ?? 60_000);
+    blobSweep.unref();
+    cleanup.defer(() => clearInterval(blobSweep));
     grpc.add(
       runs.RunsService,
       runsServer(

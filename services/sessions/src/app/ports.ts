@@ -341,6 +341,12 @@ export interface WorkspaceStore {
   ): Promise<{ file: WorkspaceFileRecord; replacedBlobRef: string | null }>;
   /** The blob of the file removed, or null when the path held none. */
   deleteFile(workspaceId: string, path: string): Promise<string | null>;
+  /**
+   * Blobs no file refers to any more (a replaced or deleted file's, a deleted workspace's), oldest first: `commit`,
+   * `deleteFile` and `remove` record them in their own transaction; they stay until `forgetReleased`.
+   */
+  releasedBlobs(limit: number): Promise<string[]>;
+  forgetReleased(refs: readonly string[]): Promise<void>;
   /** The paths of the files these v4 uploads stored, as long as no later write replaced them. */
   filesByUpload(workspaceId: string, uploadIds: readonly string[]): Promise<{ uploadId: string; path: string }[]>;
 }

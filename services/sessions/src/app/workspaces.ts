@@ -43,12 +43,30 @@ export function createWorkspaces(deps: WorkspacesDeps) {
     return found;
   }
 
-  /** Blobs nobody refers to any more; one that cannot be deleted now is only wasted space. */
-  function release(refs: readonly string[]) {
+  /**
+   * Deletes blobs nobody refers to any more (the store recorded them as released with the change that let them go),
+   * then forgets them; one that cannot be deleted now stays recorded for the next sweep.
+   */
+  async function release(refs: readonly string[]): Promise<number> {
+    const deleted: string[] = [];
+    let failure: { err: unknown; ref: string; count: number } | undefined;
     for (const ref of refs) {
-      deps.blobs.delete(ref).catch((err) => deps.log.warn({ err, ref }, "could not delete a workspace file's blob"));
+      try {
+        await deps.blobs.delete(ref);
+        deleted.push(ref);
+      } catch (err) {
+        failure = { err, ref: failure?.ref ?? ref, count: (failure?.count ?? 0) + 1 };
+      }
     }
+    if (failure) deps.log.warn(failure, "could not delete released workspace blobs; the next sweep tries again");
+    await store.forgetReleased(deleted);
+    return deleted.length;
   }
+
+  /** In the background: a failure is logged, the blobs stay recorded. */
+  const releaseSoon = (refs: readonly string[]) => {
+    release(refs).catch((err) => deps.log.warn({ err }, "could not release workspace blobs"));
+  };
 
   return {
     create: (projectId: string, name: string | null) => store.create({ id: deps.newId(), projectId, name }),
@@ -62,7 +80,7 @@ export function createWorkspaces(deps: WorkspacesDeps) {
     async remove(projectId: string, id: string) {
       const refs = await store.remove(projectId, id);
       if (!refs) throw notFound();
-      release(refs);
+      releaseSoon(refs);
     },
 
     /** The project's default workspace (every v4 run without one named uses it), created on first use. */
@@ -136,14 +154,19 @@ export function createWorkspaces(deps: WorkspacesDeps) {
     async commitFile(projectId: string, id: string, file: NewWorkspaceFile) {
       const path = normalizeFilePath(file.path);
       const { file: stored, replacedBlobRef } = await store.commit(projectId, id, { ...file, path }, deps.maxBytes);
-      if (replacedBlobRef) release([replacedBlobRef]);
+      if (replacedBlobRef) releaseSoon([replacedBlobRef]);
       return stored;
     },
 
     async deleteFile(projectId: string, id: string, rawPath: string) {
       await existing(projectId, id);
       const ref = await store.deleteFile(id, normalizeFilePath(rawPath, ["query", "path"]));
-      if (ref) release([ref]);
+      if (ref) releaseSoon([ref]);
+    },
+
+    /** Deletes the blobs released earlier that are still there (the blob store was away, or a crash came first). */
+    async sweepReleasedBlobs(): Promise<number> {
+      return release(await store.releasedBlobs(100));
     },
 
     /**

@@ -36,7 +36,23 @@ export const workspaceMigrations: Record<string, Migration> = {
         where upload_id is not null`.execute(db);
     },
   },
+  // Blobs no file refers to any more, written in the transaction that let them go and removed once deleted: a blob
+  // store that is away, or a crash before the delete, leaves a row to retry instead of bytes nobody knows of.
+  "007_released_blobs": {
+    async up(db) {
+      await sql`create table released_blobs (
+        blob_ref text primary key,
+        released_at timestamptz not null)`.execute(db);
+    },
+  },
 };
+
+/** Records blobs as released, in the transaction that stopped referring to them. */
+async function releaseBlobs(trx: Kysely<SessionsDb>, refs: readonly string[]): Promise<void> {
+  if (!refs.length) return;
+  await sql`insert into released_blobs (blob_ref, released_at)
+    select unnest(${[...refs]}::text[]), now() on conflict do nothing`.execute(trx);
+}
 
 interface WorkspaceRow {
   id: string;
@@ -124,7 +140,9 @@ export function createWorkspaceStore(db: Kysely<SessionsDb>): WorkspaceStore {
         if (!rows.length) return undefined;
         const files = await sql<{ blob_ref: string }>`delete from workspace_files where workspace_id = ${id}
           returning blob_ref`.execute(trx);
-        return files.rows.map((f) => f.blob_ref);
+        const refs = files.rows.map((f) => f.blob_ref);
+        await releaseBlobs(trx, refs);
+        return refs;
       });
     },
 
@@ -192,6 +210,7 @@ export function createWorkspaceStore(db: Kysely<SessionsDb>): WorkspaceStore {
           trx,
         );
         const replacedBlobRef = replaced && replaced.blob_ref !== file.blobRef ? replaced.blob_ref : null;
+        if (replacedBlobRef) await releaseBlobs(trx, [replacedBlobRef]);
         return { file: fileOf(rows[0]), replacedBlobRef };
       });
     },
@@ -210,8 +229,20 @@ export function createWorkspaceStore(db: Kysely<SessionsDb>): WorkspaceStore {
         if (!rows.length) return null;
         await sql`update workspaces set used_bytes = used_bytes - ${Number(rows[0].size)}, updated_at = now()
           where id = ${workspaceId}`.execute(trx);
+        await releaseBlobs(trx, [rows[0].blob_ref]);
         return rows[0].blob_ref;
       });
+    },
+
+    async releasedBlobs(limit) {
+      const { rows } = await sql<{ blob_ref: string }>`select blob_ref from released_blobs
+        order by released_at limit ${limit}`.execute(db);
+      return rows.map((r) => r.blob_ref);
+    },
+
+    async forgetReleased(refs) {
+      if (!refs.length) return;
+      await sql`delete from released_blobs where blob_ref = any(${[...refs]}::text[])`.execute(db);
     },
   };
 }
