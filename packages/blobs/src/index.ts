@@ -1,6 +1,7 @@
 export { BLOB_REF_PATTERN, InvalidBlobRefError, isBlobRef, newBlobRef } from "./blob-ref";
 export { type BlobObject, BlobDeletedError, type BlobStore, type PutBlobOptions } from "./blob-store";
 export { blobBucketName, createNatsBlobStore, type NatsBlobStoreOptions } from "./nats-blob-store";
+export { type Removal, removeEach } from "./remove-each";
 export {
   type BlobUrlSigner,
   type BlobUrlSignerOptions,

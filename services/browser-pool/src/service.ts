@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { join } from "node:path";
-import { createNatsBlobStore } from "@bas/blobs";
+import { type BlobStore, createNatsBlobStore } from "@bas/blobs";
 import {
   createDb,
   createNatsEventStore,
@@ -37,7 +37,7 @@ import { createLauncher } from "./adapters/browser-launcher";
 import { createFfmpegRecorder } from "./adapters/recording/ffmpeg-recorder";
 import { createDownloadWatcher } from "./adapters/downloads/download-watcher";
 import { createDownloadStore } from "./adapters/downloads/store-download";
-import { createProfileQueries, profilesProjection } from "./adapters/pg/profiles-projection";
+import { createProfileQueries, createReleasedStates, profilesProjection } from "./adapters/pg/profiles-projection";
 import { createKeptStates } from "./adapters/profiles/kept-states";
 import { createProfileStates } from "./adapters/profiles/profile-states";
 import { createProfiles } from "./app/profiles";
@@ -67,6 +67,10 @@ export interface BrowserPoolServiceDeps {
   timeoutSweepMs?: number;
   /** Host name resolution for the egress proxies (tests give names addresses of their own). */
   resolve?: ResolveHost;
+  /** How often released profile states still in the blob store are deleted (default 60 s). */
+  profileStateSweepMs?: number;
+  /** Wraps the blob store this service opens (tests make it fail for a while). */
+  wrapBlobs?: (blobs: BlobStore) => BlobStore;
 }
 
 export interface BrowserPoolService {
@@ -203,12 +207,13 @@ export function startBrowserPoolService(
       log,
     });
     cleanup.defer(() => warm.close());
-    const blobs = await createNatsBlobStore({
+    const ownBlobs = await createNatsBlobStore({
       js: nats.js,
       namespace: config.NAMESPACE,
       replicas: config.NATS_REPLICAS,
     });
-    cleanup.defer(() => blobs.close());
+    cleanup.defer(() => ownBlobs.close());
+    const blobs = deps.wrapBlobs?.(ownBlobs) ?? ownBlobs;
     const recorder = createFfmpegRecorder({
       ffmpegPath: config.FFMPEG_PATH,
       dir: join(config.BROWSER_DATA_DIR, ".recordings"),
@@ -224,6 +229,7 @@ export function startBrowserPoolService(
     const profiles = createProfiles({
       store,
       states: profileStates,
+      released: createReleasedStates(db),
       log,
       readModel: profileQueries,
       settle: (sequence) =>
@@ -236,6 +242,11 @@ export function startBrowserPoolService(
       now,
       newId,
     });
+    const stateSweep = setInterval(() => {
+      profiles.sweepReleasedStates().catch((err) => log.warn({ err }, "the sweep of released profile states failed"));
+    }, deps.profileStateSweepMs ?? 60_000);
+    stateSweep.unref();
+    cleanup.defer(() => clearInterval(stateSweep));
     const pool = createBrowserPool({
       config: {
         nodeId: config.NODE_ID,

@@ -33,6 +33,7 @@ test("a taken-over browser's save is let go, the replaced state too, and a retri
     store,
     readModel,
     states: { discard: async (ref) => void discarded.push(ref), forget: async () => undefined },
+    released: { list: async () => [], forget: async () => undefined },
     log: { warn: () => undefined },
     settle: async () => undefined,
     // Every holder is recorded as stopped, and an open takes over at once.

@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
-import { createNatsBlobStore } from "@bas/blobs";
+import { type BlobStore, createNatsBlobStore } from "@bas/blobs";
 import { list } from "tar";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { eventually, startPoolHarness } from "./support/pool-harness";
@@ -19,6 +19,17 @@ let stack: RestStack;
 let site: Server;
 let siteUrl: string;
 let key: string;
+/** While set, browser-pool cannot delete blobs, as when the blob store is out of reach. */
+let blobStoreAway = false;
+/** The deployment's blob store, as browser-pool's: where profiles' saved states are. */
+let blobs: BlobStore;
+
+/** Whether the blob store holds `ref`. */
+const stored = async (ref: string) => {
+  const blob = await blobs.get(ref);
+  blob?.stream.destroy();
+  return blob !== null;
+};
 
 /** The site keeps a draft in IndexedDB (database "site", store "drafts"). */
 const DRAFTS_SCRIPT = `<script>
@@ -53,11 +64,22 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
   const host = `127.0.0.1:${(site.address() as { port: number }).port}`;
   siteUrl = `http://${host}`;
-  stack = await startRestStack({ BROWSER_EGRESS_ALLOW: host });
+  stack = await startRestStack(
+    { BROWSER_EGRESS_ALLOW: host },
+    {
+      profileStateSweepMs: 200,
+      wrapBlobs: (real) => ({
+        ...real,
+        delete: (ref) => (blobStoreAway ? Promise.reject(new Error("blob store unreachable")) : real.delete(ref)),
+      }),
+    },
+  );
   key = await stack.newProjectKey();
+  blobs = await createNatsBlobStore({ js: stack.pool.infra.js, namespace: stack.pool.infra.namespace });
 }, 60_000);
 
 afterAll(async () => {
+  await blobs?.close();
   await stack?.close();
   site?.closeAllConnections();
   await new Promise((resolve) => site?.close(resolve));
@@ -187,7 +209,6 @@ test("the node that saved a profile keeps its state unpacked, as the archive hol
   const keptOf = () => keptStateOf(profile.id);
   const ref = await eventually(keptOf, 30_000);
   // The kept folder holds exactly what the saved archive holds: no caches, no per-run files of the last browser.
-  const blobs = await createNatsBlobStore({ js: stack.pool.infra.js, namespace: stack.pool.infra.namespace });
   const archived: string[] = [];
   const blob = await blobs.get(ref);
   await pipeline(blob!.stream, list({ onReadEntry: (entry) => archived.push(entry.path) }));
@@ -209,7 +230,6 @@ test("the node that saved a profile keeps its state unpacked, as the archive hol
   expect(await whoIsSignedIn(elsewhere.page)).toEqual(signedIn);
   await elsewhere.browser.disconnect();
   await stop(elsewhere.id);
-  await blobs.close();
 
   // A deleted profile leaves nothing of its state on the node.
   await deleteProfile(profile.id);
@@ -247,12 +267,6 @@ test("a deleted profile's unpacked copies go from the other nodes too: at once i
 
 test("a profile holds one saved state: each save deletes the blob of the one it replaces, and a delete the last", async () => {
   const profile = (await stack.request("POST", "/api/v4/profiles", { key, body: {} })).body;
-  const blobs = await createNatsBlobStore({ js: stack.pool.infra.js, namespace: stack.pool.infra.namespace });
-  const stored = async (ref: string) => {
-    const blob = await blobs.get(ref);
-    blob?.stream.destroy();
-    return blob !== null;
-  };
   const refs: string[] = [];
   for (const user of ["di", "ed"]) {
     const b = await startBrowser({ profileId: profile.id });
@@ -275,7 +289,34 @@ test("a profile holds one saved state: each save deletes the blob of the one it 
   // Every state the profile ever saved is gone from the blob store (the one the last save replaced goes once that
   // save is recorded, which the delete does not wait for).
   await eventually(async () => ((await Promise.all(refs.map(stored))).some(Boolean) ? undefined : true), 30_000);
-  await blobs.close();
+}, 120_000);
+
+test("states whose delete fails while the blob store is away go once it is back: a replaced one, a deleted profile's last", async () => {
+  const profile = (await stack.request("POST", "/api/v4/profiles", { key, body: {} })).body;
+  const refs: string[] = [];
+  const signInAndStop = async (user: string) => {
+    const b = await startBrowser({ profileId: profile.id });
+    await b.page.goto(`${siteUrl}/login?user=${user}`);
+    await b.browser.disconnect();
+    await stop(b.id);
+    const saved = async () => {
+      const ref = await keptStateOf(profile.id);
+      return ref && !refs.includes(ref) ? ref : undefined;
+    };
+    refs.push(await eventually(saved, 30_000));
+  };
+  await signInAndStop("fa");
+  blobStoreAway = true;
+  try {
+    await signInAndStop("gu");
+    await deleteProfile(profile.id);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Let go, and still there: the first replaced by the second, the second by the delete.
+    expect(await Promise.all(refs.map(stored))).toEqual([true, true]);
+  } finally {
+    blobStoreAway = false;
+  }
+  await eventually(async () => ((await Promise.all(refs.map(stored))).some(Boolean) ? undefined : true), 10_000);
 }, 120_000);
 
 test("a browser stopped by its timeout saves into its profile too", async () => {

@@ -1,3 +1,4 @@
+import { removeEach } from "@bas/blobs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type EventStore, handleCommand, type Handled } from "@bas/event-store";
 import { IllegalStateError, NotFoundError } from "@bas/errors";
@@ -16,6 +17,8 @@ export interface ProfilesDeps {
   readModel: ProfileReadModel;
   /** Profiles' saved states: those no longer needed go. */
   states: Pick<ProfileStates, "discard" | "forget">;
+  /** Saved states released (replaced, or their profile deleted) that may still be in the blob store. */
+  released: { list(limit: number): Promise<string[]>; forget(refs: readonly string[]): Promise<void> };
   log: { warn(o: object, msg: string): void };
   /** Waits until the read model has applied the event at `sequence`. */
   settle(sequence: number): Promise<void>;
@@ -144,6 +147,17 @@ export function createProfiles(deps: ProfilesDeps) {
             deps.log.warn({ err, profileId, ref: unused }, "an unused profile state could not be removed"),
           );
       }
+    },
+
+    /**
+     * Deletes released states again until it works: one whose delete failed when it was let go (the blob store was
+     * away, or the node died first) would otherwise stay, a deleted profile's cookies included.
+     */
+    async sweepReleasedStates(): Promise<number> {
+      const { removed, failure } = await removeEach(await deps.released.list(100), (ref) => deps.states.discard(ref));
+      if (failure) deps.log.warn(failure, "released profile states could not be removed; the next sweep tries again");
+      await deps.released.forget(removed);
+      return removed.length;
     },
   };
 }

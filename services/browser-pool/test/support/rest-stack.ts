@@ -3,6 +3,7 @@ import { gateway } from "@bas/proto";
 import { connectClient } from "@bas/service-kit";
 import { loadGatewayConfig } from "../../../gateway/src/config";
 import { type GatewayService, startGatewayService } from "../../../gateway/src/service";
+import type { BrowserPoolServiceDeps } from "../../src/service";
 import { type PoolHarness, startPoolHarness } from "./pool-harness";
 
 export interface Reply {
@@ -25,8 +26,11 @@ export interface RestStack {
 }
 
 /** Browser-pool and the real gateway in front of it, on the test's own namespace and database. */
-export async function startRestStack(poolEnv: Record<string, string> = {}): Promise<RestStack> {
-  const pool = await startPoolHarness(poolEnv);
+export async function startRestStack(
+  poolEnv: Record<string, string> = {},
+  poolDeps: BrowserPoolServiceDeps = {},
+): Promise<RestStack> {
+  const pool = await startPoolHarness(poolEnv, poolDeps);
   const bootstrapKey = `bas_test_${randomBytes(16).toString("hex")}`;
   const gw = await startGatewayService(
     loadGatewayConfig({

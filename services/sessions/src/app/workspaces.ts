@@ -1,4 +1,4 @@
-import type { BlobStore } from "@bas/blobs";
+import { type BlobStore, removeEach } from "@bas/blobs";
 import { InvalidArgumentError, NotFoundError, QuotaExceededError } from "@bas/errors";
 import { normalizeFilePath } from "../domain/workspace-path";
 import { derivedId } from "./derived-id";
@@ -48,19 +48,10 @@ export function createWorkspaces(deps: WorkspacesDeps) {
    * then forgets them; one that cannot be deleted now stays recorded for the next sweep.
    */
   async function release(refs: readonly string[]): Promise<number> {
-    const deleted: string[] = [];
-    let failure: { err: unknown; ref: string; count: number } | undefined;
-    for (const ref of refs) {
-      try {
-        await deps.blobs.delete(ref);
-        deleted.push(ref);
-      } catch (err) {
-        failure = { err, ref: failure?.ref ?? ref, count: (failure?.count ?? 0) + 1 };
-      }
-    }
+    const { removed, failure } = await removeEach(refs, (ref) => deps.blobs.delete(ref));
     if (failure) deps.log.warn(failure, "could not delete released workspace blobs; the next sweep tries again");
-    await store.forgetReleased(deleted);
-    return deleted.length;
+    await store.forgetReleased(removed);
+    return removed.length;
   }
 
   /** In the background: a failure is logged, the blobs stay recorded. */

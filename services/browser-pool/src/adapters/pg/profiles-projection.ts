@@ -4,6 +4,11 @@ import { PROFILE_AGGREGATE, type ProfileEvent } from "../../domain/profile";
 import type { ProfileView } from "../../app/ports";
 
 export const PROFILES_TABLE = "browser_pool_profiles";
+/**
+ * Saved states nothing will start from any more (replaced by a newer save, or their profile deleted), until they are
+ * deleted: the node that let one go deletes it at once, and the sweep again until that succeeds.
+ */
+const RELEASED_TABLE = "browser_pool_released_states";
 
 export interface ProfilesTable {
   id: string;
@@ -16,6 +21,8 @@ export interface ProfilesTable {
   cookie_domains: string[];
   open_by: string | null;
   deleted: boolean;
+  /** The state the next browser with the profile starts from. */
+  state_ref: string | null;
 }
 
 type Db = { [PROFILES_TABLE]: ProfilesTable };
@@ -40,13 +47,20 @@ export function profilesProjection(): Projection<Db, ProfileEvent> {
         deleted boolean not null default false)`.execute(db);
       await sql`create index if not exists browser_pool_profiles_project
         on ${sql.table(PROFILES_TABLE)} (project_id, created_at desc, id) where not deleted`.execute(db);
+      await sql`alter table ${sql.table(PROFILES_TABLE)} add column if not exists state_ref text`.execute(db);
+      await sql`create table if not exists ${sql.table(RELEASED_TABLE)} (
+        ref text primary key,
+        released_at timestamptz not null)`.execute(db);
     },
     async teardown(db) {
       await sql`drop table if exists ${sql.table(PROFILES_TABLE)}`.execute(db);
+      await sql`drop table if exists ${sql.table(RELEASED_TABLE)}`.execute(db);
     },
     async apply(trx, event: StoredEvent<ProfileEvent>) {
       const at = new Date(event.occurredAt);
       const row = trx.updateTable(PROFILES_TABLE).where("id", "=", event.aggregateId);
+      const release = (refs: ReturnType<typeof sql>) =>
+        sql`insert into ${sql.table(RELEASED_TABLE)} (ref, released_at) ${refs} on conflict do nothing`.execute(trx);
       switch (event.type) {
         case "ProfileCreated":
           await trx
@@ -70,15 +84,19 @@ export function profilesProjection(): Projection<Db, ProfileEvent> {
           await row.set({ name: event.data.name, user_id: event.data.userId, updated_at: at }).execute();
           return;
         case "ProfileDeleted":
+          await release(sql`select state_ref, ${at}::timestamptz from ${sql.table(PROFILES_TABLE)}
+            where id = ${event.aggregateId} and state_ref is not null`);
           await row.set({ deleted: true, updated_at: at }).execute();
           return;
         case "ProfileOpened":
           await row.set({ open_by: event.data.browserId, last_used_at: at }).execute();
           return;
         case "ProfileClosed":
+          if (event.data.replacedRef) await release(sql`values (${event.data.replacedRef}::text, ${at}::timestamptz)`);
           await row
             .set({
               open_by: null,
+              ...(event.data.stateRef ? { state_ref: event.data.stateRef } : {}),
               ...(event.data.cookieDomains
                 ? { cookie_domains: JSON.stringify(event.data.cookieDomains) as never, updated_at: at }
                 : {}),
@@ -143,3 +161,18 @@ export function createProfileQueries(db: Kysely<any>) {
 }
 
 export type ProfileQueries = ReturnType<typeof createProfileQueries>;
+
+/** The saved states released and not yet deleted (oldest first), and forgetting those deleted. */
+export function createReleasedStates(db: Kysely<any>) {
+  return {
+    async list(limit: number): Promise<string[]> {
+      const { rows } = await sql<{ ref: string }>`select ref from ${sql.table(RELEASED_TABLE)}
+        order by released_at limit ${limit}`.execute(db);
+      return rows.map((r) => r.ref);
+    },
+    async forget(refs: readonly string[]): Promise<void> {
+      if (refs.length === 0) return;
+      await sql`delete from ${sql.table(RELEASED_TABLE)} where ref = any(${[...refs]}::text[])`.execute(db);
+    },
+  };
+}
