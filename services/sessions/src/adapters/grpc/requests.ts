@@ -12,7 +12,7 @@ import type { JsonValue, JudgeSettings, ModelParams, SecretDomains } from "../..
  * Checks what crosses the protocol boundary. The gateway validates the REST body first (and answers 422 in the
  * contract's shape); these checks keep the service safe on its own: ids reach NATS subjects, so only UUIDs pass.
  */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DECIMAL = /^(?!^[-+.]*$)[+-]?0*\d*\.?\d*$/;
 const THINKING_LEVELS = ["disabled", "low", "medium", "high"];
 

@@ -4,7 +4,7 @@ import type { workspaces } from "@bas/proto";
 import { type HandlerLog, unaryService } from "@bas/service-kit";
 import type { WorkspaceFileRecord, WorkspaceRecord } from "../../app/ports";
 import type { Workspaces } from "../../app/workspaces";
-import { limitOf, projectIdOf, workspaceIdOf } from "./requests";
+import { limitOf, projectIdOf, UUID, workspaceIdOf } from "./requests";
 
 const MAX_NAME_CHARS = 100;
 const MAX_CONTENT_TYPE_CHARS = 255;
@@ -34,13 +34,11 @@ function blobRefOf(value: string): string {
   return value;
 }
 
-const UPLOAD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 /** The id the gateway gave a v4 upload (absent for every other write). */
 function uploadIdOf(value: string | undefined): { uploadId?: string } {
   if (value === undefined) return {};
-  if (!UPLOAD_ID.test(value)) throw new InvalidArgumentError("upload_id must be a UUID", { field: ["upload_id"] });
-  return { uploadId: value };
+  if (!UUID.test(value)) throw new InvalidArgumentError("upload_id must be a UUID", { field: ["upload_id"] });
+  return { uploadId: value.toLowerCase() };
 }
 
 const toWorkspace = (w: WorkspaceRecord): workspaces.Workspace => ({ ...w, name: w.name ?? undefined });
