@@ -52,14 +52,7 @@ beforeAll(async () => {
       },
     },
   );
-  const browser = await h.client.createBrowser({
-    projectId: project,
-    settings: undefined,
-    timeoutMinutes: 0,
-    metadata: {},
-  });
-  tenant = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
-  page = await tenant.newPage();
+  ({ client: tenant, tab: page } = await browserWithTab(h));
 }, 60_000);
 
 afterAll(async () => {
@@ -70,6 +63,18 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (hostOnly ? hostOnly.close(() => resolve()) : resolve()));
   rmSync(secretsDir, { recursive: true, force: true });
 });
+
+/** A new browser of the tenant's on `pool`, connected as a tenant connects, with a new tab open. */
+async function browserWithTab(pool: PoolHarness) {
+  const browser = await pool.client.createBrowser({
+    projectId: project,
+    settings: undefined,
+    timeoutMinutes: 0,
+    metadata: {},
+  });
+  const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+  return { browser, client, tab: await client.newPage() };
+}
 
 /** Navigates and returns what the page shows, or the navigation error. */
 async function open(url: string): Promise<{ status?: number; text: string }> {
@@ -90,14 +95,7 @@ test("a browser goes nowhere of its own accord: from launch to stop, its proxy l
   // Chromium phones home at launch unless told not to (network time, component updates, Google account checks):
   // requests that would tell a third party about the host, and that a paid upstream proxy would bill to the tenant.
   const from = namesLookedUp.length;
-  const browser = await h.client.createBrowser({
-    projectId: project,
-    settings: undefined,
-    timeoutMinutes: 0,
-    metadata: {},
-  });
-  const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
-  const tab = await client.newPage();
+  const { browser, client, tab } = await browserWithTab(h);
   await tab.goto(`http://own.site.test:${new URL(site.url).port}/`);
   expect(await tab.title()).toBe(TEST_PAGE_TITLE);
   await client.disconnect();
@@ -262,14 +260,7 @@ describe("allowedDomains", () => {
 test("the stack's own ports stay closed even when BROWSER_EGRESS_ALLOW opens all of loopback", async () => {
   const wide = await startPoolHarness({ BROWSER_EGRESS_ALLOW: "127.0.0.0/8", CDP_PORT: "0" }, {}, undefined);
   try {
-    const browser = await wide.client.createBrowser({
-      projectId: project,
-      settings: undefined,
-      timeoutMinutes: 0,
-      metadata: {},
-    });
-    const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
-    const tab = await client.newPage();
+    const { browser, client, tab } = await browserWithTab(wide);
     const cdp = new URL(browser.cdpUrl);
     const postgres = new URL(wide.env.DATABASE_URL);
     for (const target of [
