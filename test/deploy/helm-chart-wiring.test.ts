@@ -96,7 +96,7 @@ describe.each(Object.keys(RENDERS))("with the %s values", (name) => {
     },
   );
 
-  test("every *_ADDR leads to the gRPC port of the service it names", () => {
+  test("every *_ADDR leads to the gRPC port of every replica of the service it names, through a headless Service", () => {
     const targetOf = {
       SESSIONS_ADDR: "sessions",
       BROWSER_POOL_ADDR: "browser-pool",
@@ -108,7 +108,9 @@ describe.each(Object.keys(RENDERS))("with the %s values", (name) => {
       for (const [key, address] of Object.entries(pod(service).env)) {
         if (!key.endsWith("_ADDR")) continue;
         const target = pod(targetOf[key as keyof typeof targetOf]);
-        const [host, port] = address.split(":");
+        // dns:///name:port: the clients resolve the name to every pod it has, which only a headless Service gives.
+        const [, host, port] = /^dns:\/\/\/([^:]+):(\d+)$/.exec(address) ?? [];
+        expect([key, named(manifests(), "Service", host)?.spec.clusterIP]).toEqual([key, "None"]);
         expect([key, throughService(manifests(), host, Number(port), target)]).toEqual([
           key,
           Number(target.env.GRPC_PORT),
@@ -117,6 +119,9 @@ describe.each(Object.keys(RENDERS))("with the %s values", (name) => {
       }
     }
     expect(checked).toBe(7); // gateway: 4, runner: 3
+    // A create a full browser-pool replica refuses is tried on the others: the callers know how many there are.
+    const replicas = workloadOf(manifests(), "browser-pool").owner.spec.replicas;
+    for (const caller of ["gateway", "runner"]) expect(pod(caller).env.BROWSER_POOL_REPLICAS).toBe(String(replicas));
   });
 
   test("REST, a session's live view link included, goes to the gateway's HTTP port unchanged", () => {

@@ -10,6 +10,7 @@ export type ErrorKind =
   | "superseded"
   | "invalid_argument"
   | "limit_exceeded"
+  | "at_capacity"
   | "unavailable"
   | "insufficient_credit"
   | "bad_request"
@@ -43,6 +44,13 @@ export class InvalidArgumentError extends ServiceError {
 /** A limit on concurrent work was reached; retrying later may succeed. */
 export class LimitExceededError extends ServiceError {
   readonly kind = "limit_exceeded";
+}
+/**
+ * The replica that took the call has no room for more (a browser node at its maximum); another replica of the same
+ * service may have: a client that reaches several replicas tries the next one (@bas/service-kit `onReplicaWithRoom`).
+ */
+export class AtCapacityError extends ServiceError {
+  readonly kind = "at_capacity";
 }
 /**
  * The work could not be done now (the caller's deadline would pass first, the service is overloaded, no browser

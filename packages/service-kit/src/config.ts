@@ -44,3 +44,14 @@ export const commonEnv = {
 };
 
 export const envPort = port;
+
+/**
+ * Where a gRPC client finds a service: `host:port`, `dns:///host:port` (every address the name resolves to, such as a
+ * Kubernetes headless Service's pods) or `ipv4:ip:port,ip:port`. Calls are spread over the addresses round robin.
+ */
+export const grpcTarget = z
+  .string()
+  .regex(
+    /^(dns:\/\/\/)?[^\s/,]+:\d{1,5}$|^ipv4:[\d.]+:\d{1,5}(,[\d.]+:\d{1,5})*$/,
+    "expected host:port, dns:///host:port or ipv4:ip:port,ip:port",
+  );

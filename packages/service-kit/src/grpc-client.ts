@@ -89,7 +89,18 @@ const RECONNECT_BACKOFF = {
   "grpc.max_reconnect_backoff_ms": 2_000,
 };
 
-/** Creates a ts-proto client for `address` (host:port) and wraps it. */
+/**
+ * How a client picks among a target's addresses: each call goes to the next ready one. With one address (a
+ * Service's virtual IP) that is the one connection; with a `dns:///` name of a headless Service, or an `ipv4:` list,
+ * calls spread over every replica, where grpc-js's default (the first address that answers) would send them all to
+ * one. Replicas that come later are found when the name is resolved again: whenever a connection closes, which the
+ * servers make happen every few minutes (grpc-server.ts, CONNECTION_AGE).
+ */
+const ROUND_ROBIN = {
+  "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+};
+
+/** Creates a ts-proto client for `address` (see `grpcTarget`) and wraps it. */
 export function connectClient<C extends Client>(
   Ctor: new (
     address: string,
@@ -99,7 +110,25 @@ export function connectClient<C extends Client>(
   address: string,
   defaultDeadlineMs?: number,
 ): PromiseClient<C> {
-  return promiseClient(new Ctor(address, credentials.createInsecure(), RECONNECT_BACKOFF), defaultDeadlineMs);
+  return promiseClient(
+    new Ctor(address, credentials.createInsecure(), { ...RECONNECT_BACKOFF, ...ROUND_ROBIN }),
+    defaultDeadlineMs,
+  );
+}
+
+/**
+ * Makes a call until a replica with room takes it: a replica that is full answers `at_capacity`, and, as calls go
+ * round robin, the next call goes to the next replica. `replicas` bounds the attempts (how many the target has);
+ * after that many refusals the last one is the answer. Only for calls that change nothing when refused.
+ */
+export async function onReplicaWithRoom<T>(call: () => Promise<T>, replicas: number): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (!(err instanceof ClientError && err.kind === "at_capacity") || attempt >= replicas) throw err;
+    }
+  }
 }
 
 const HealthClient = makeGenericClientConstructor(healthService as any, "Health");

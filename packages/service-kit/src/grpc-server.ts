@@ -25,8 +25,15 @@ export interface GrpcServerOptions {
   onCall?: GrpcCallObserver;
 }
 
+/**
+ * Clients spread their calls over every replica a name resolves to, and resolve it again when a connection closes
+ * (grpc-client.ts): each connection is closed after 5 minutes, its calls in flight given up to 2 more (every call is
+ * unary and bounded by a deadline of at most a minute), so that replicas added since get their share.
+ */
+const CONNECTION_AGE = { "grpc.max_connection_age_ms": 5 * 60_000, "grpc.max_connection_age_grace_ms": 2 * 60_000 };
+
 export function createGrpcServer(options: GrpcServerOptions = {}): GrpcServer {
-  const server = new Server({ "grpc.max_receive_message_length": 16 * 1024 * 1024 });
+  const server = new Server({ "grpc.max_receive_message_length": 16 * 1024 * 1024, ...CONNECTION_AGE });
   const health = new HealthImplementation({ "": "NOT_SERVING" });
   health.addToServer(server);
   const { onCall } = options;

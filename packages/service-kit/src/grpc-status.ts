@@ -8,6 +8,7 @@ export const GRPC_STATUS_OF: Record<ErrorKind, status> = {
   superseded: status.FAILED_PRECONDITION,
   invalid_argument: status.INVALID_ARGUMENT,
   limit_exceeded: status.RESOURCE_EXHAUSTED,
+  at_capacity: status.RESOURCE_EXHAUSTED,
   unavailable: status.UNAVAILABLE,
   insufficient_credit: status.FAILED_PRECONDITION,
   bad_request: status.FAILED_PRECONDITION,

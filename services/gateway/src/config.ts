@@ -1,10 +1,8 @@
-import { commonEnv, envPort, loadConfig } from "@bas/service-kit";
+import { commonEnv, envPort, grpcTarget, loadConfig } from "@bas/service-kit";
 import { z } from "zod";
 
 // An empty variable means "not set", as in most deployment tools.
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === "" ? undefined : v), schema.optional());
-
-const address = z.string().regex(/^[^\s/]+:\d{1,5}$/, "expected host:port");
 
 export const gatewayEnv = {
   ...commonEnv,
@@ -21,10 +19,12 @@ export const gatewayEnv = {
   BOOTSTRAP_API_KEY: optional(
     z.string().regex(/^bas_[\x21-\x7e]{16,196}$/, "must start with bas_ and have at least 16 more characters"),
   ),
-  SESSIONS_ADDR: optional(address),
-  BROWSER_POOL_ADDR: optional(address),
-  RUNNER_ADDR: optional(address),
-  BILLING_ADDR: optional(address),
+  SESSIONS_ADDR: optional(grpcTarget),
+  BROWSER_POOL_ADDR: optional(grpcTarget),
+  /** How many browser-pool replicas BROWSER_POOL_ADDR reaches: a create a full one refuses is tried on that many. */
+  BROWSER_POOL_REPLICAS: z.coerce.number().int().min(1).max(100).default(1),
+  RUNNER_ADDR: optional(grpcTarget),
+  BILLING_ADDR: optional(grpcTarget),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
   /** HMAC key of presigned blob URLs; shared by every gateway replica. Random per process when unset. */
   BLOB_SIGNING_KEY: optional(z.string().min(32, "at least 32 characters")),

@@ -130,6 +130,7 @@ export function startGatewayService(config: GatewayConfig): Promise<GatewayServi
     const documents = new Map<ApiVersion, object>();
     const deps: GatewayDeps = {
       ...clients,
+      browserPoolReplicas: config.BROWSER_POOL_REPLICAS,
       sessionCache,
       runStatusCache,
       changeNotices,

@@ -1,4 +1,4 @@
-import { commonEnv, envPort, loadConfig } from "@bas/service-kit";
+import { commonEnv, envPort, grpcTarget, loadConfig } from "@bas/service-kit";
 import { z } from "zod";
 import { modelRoutesSchema } from "./domain/model-routes";
 
@@ -34,7 +34,6 @@ const key32 = z
 
 const int = (fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
-const address = z.string().regex(/^[^\s:]+:\d+$/, "expected host:port");
 
 export const runnerEnv = {
   ...commonEnv,
@@ -56,14 +55,16 @@ export const runnerEnv = {
   LLM_TIMEOUT_MS: int(120_000),
   /** Retries of a failed model call (connection errors, 408/409/429/5xx; Retry-After is honoured). */
   LLM_MAX_RETRIES: int(4, 0, 20),
-  SESSIONS_ADDR: address.default("127.0.0.1:50051"),
-  BROWSER_POOL_ADDR: address.default("127.0.0.1:50052"),
+  SESSIONS_ADDR: grpcTarget.default("127.0.0.1:50051"),
+  BROWSER_POOL_ADDR: grpcTarget.default("127.0.0.1:50052"),
+  /** How many browser-pool replicas BROWSER_POOL_ADDR reaches: a browser a full one refuses is asked of that many. */
+  BROWSER_POOL_REPLICAS: int(1, 1, 100),
   /** Absent or empty: no budget check before model calls. */
   BILLING_ADDR: z
     .string()
     .optional()
     .transform((v) => (v?.trim() ? v.trim() : undefined))
-    .pipe(address.optional()),
+    .pipe(grpcTarget.optional()),
   /** Tasks one runner process works at once. */
   RUNNER_CONCURRENCY: int(2, 1, 64),
   /** Model calls (steps) one task may take before it ends unsuccessfully. */

@@ -97,7 +97,7 @@ export function startRunnerService(config: RunnerConfig, deps: RunnerServiceDeps
         log.warn({ dependency, waitedMs, why: (err as Error)?.message }, `waiting for ${dependency} to answer`),
     };
     const reports = connectSessionReports(config.SESSIONS_ADDR, outage);
-    const browsers = connectBrowserPool(config.BROWSER_POOL_ADDR);
+    const browsers = connectBrowserPool(config.BROWSER_POOL_ADDR, config.BROWSER_POOL_REPLICAS);
     const billing = config.BILLING_ADDR ? connectBilling(config.BILLING_ADDR, outage) : undefined;
     cleanup.defer(() => {
       reports.close();

@@ -30,7 +30,10 @@ export interface AgentStack {
   infra: TestInfra;
   sites: FixtureSites;
   llm: ScriptedLlm;
+  /** The first browser-pool replica (the only one unless `browserPoolReplicas` says otherwise). */
   browserPool: BrowserPoolService;
+  /** Every browser-pool replica, the first included. */
+  browserPools: BrowserPoolService[];
   runner: RunnerService;
   /** The gRPC addresses of the gateway (ProjectAdmin), the runner and billing, as `npm start` publishes them. */
   grpc: { GATEWAY_ADDR: string; SESSIONS_ADDR: string; RUNNER_ADDR: string; BILLING_ADDR: string };
@@ -58,6 +61,11 @@ export interface AgentStackOptions {
   sessionsProcess?: boolean;
   /** Loopback destinations the browsers may reach besides the fixture sites (`host:port`). */
   egressAllow?: string[];
+  /**
+   * Browser-pool replicas, each a node of its own (default 1). With more, the gateway and the runner reach them all
+   * through one `ipv4:` target, as they reach a headless Service's pods in Kubernetes.
+   */
+  browserPoolReplicas?: number;
 }
 
 export async function startAgentStack(options: AgentStackOptions = {}): Promise<AgentStack> {
@@ -109,25 +117,39 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
       started.push(inProcess);
       sessions = inProcess;
     }
-    const browserPool = await startBrowserPoolService(
-      loadBrowserPoolConfig({
-        ...common,
-        CDP_PORT: "0",
-        WARM_POOL_SIZE: "0",
-        NODE_ID: `e2e-${randomBytes(4).toString("hex")}`,
-        BROWSER_DATA_DIR: dataDir,
-        // The fixture sites are on loopback, which a tenant's browser may not reach unless allowed.
-        BROWSER_EGRESS_ALLOW: [new URL(sites.url).host, ...(options.egressAllow ?? [])].join(","),
-        ...options.browserPoolEnv,
-      }),
-      { ackWaitMs: 1_000 },
-    );
-    started.push(browserPool);
+    const replicas = options.browserPoolReplicas ?? 1;
+    const browserPools: BrowserPoolService[] = [];
+    for (let replica = 0; replica < replicas; replica++) {
+      const node = `e2e-${randomBytes(4).toString("hex")}`;
+      const pool = await startBrowserPoolService(
+        loadBrowserPoolConfig({
+          ...common,
+          CDP_PORT: "0",
+          WARM_POOL_SIZE: "0",
+          NODE_ID: node,
+          BROWSER_DATA_DIR: join(dataDir, node),
+          // The fixture sites are on loopback, which a tenant's browser may not reach unless allowed.
+          BROWSER_EGRESS_ALLOW: [new URL(sites.url).host, ...(options.egressAllow ?? [])].join(","),
+          ...options.browserPoolEnv,
+        }),
+        { ackWaitMs: 1_000 },
+      );
+      started.push(pool);
+      browserPools.push(pool);
+    }
+    const browserPool = browserPools[0];
+    const browserPoolAddr = {
+      BROWSER_POOL_ADDR:
+        replicas === 1
+          ? `127.0.0.1:${browserPool.grpcPort}`
+          : `ipv4:${browserPools.map((p) => `127.0.0.1:${p.grpcPort}`).join(",")}`,
+      BROWSER_POOL_REPLICAS: String(replicas),
+    };
     const runner = await startRunnerService(
       loadRunnerConfig({
         ...common,
         SESSIONS_ADDR: `127.0.0.1:${sessions.grpcPort}`,
-        BROWSER_POOL_ADDR: `127.0.0.1:${browserPool.grpcPort}`,
+        ...browserPoolAddr,
         BILLING_ADDR: `127.0.0.1:${billing.grpcPort}`,
         LLM_BASE_URL: llm.url,
         LLM_API_KEY: "service-key",
@@ -149,7 +171,7 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
         BOOTSTRAP_API_KEY: apiKey,
         BLOB_SIGNING_KEY: randomBytes(32).toString("hex"),
         SESSIONS_ADDR: `127.0.0.1:${sessions.grpcPort}`,
-        BROWSER_POOL_ADDR: `127.0.0.1:${browserPool.grpcPort}`,
+        ...browserPoolAddr,
         RUNNER_ADDR: `127.0.0.1:${runner.grpcPort}`,
         BILLING_ADDR: `127.0.0.1:${billing.grpcPort}`,
       }),
@@ -181,6 +203,7 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
       baseUrl: base,
       apiKey,
       browserPool,
+      browserPools,
       runner,
       request,
       async newProjectKey() {

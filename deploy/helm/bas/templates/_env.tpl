@@ -15,6 +15,8 @@ test/deploy/helm-chart.test.ts checks each name against the service's config sch
   value: {{ include "bas.grpcAddr" (dict "root" . "component" "sessions") | quote }}
 - name: BROWSER_POOL_ADDR
   value: {{ include "bas.grpcAddr" (dict "root" . "component" "browser-pool") | quote }}
+- name: BROWSER_POOL_REPLICAS
+  value: {{ int .Values.browserPool.replicas | quote }}
 - name: RUNNER_ADDR
   value: {{ include "bas.grpcAddr" (dict "root" . "component" "runner") | quote }}
 - name: BILLING_ADDR
@@ -45,6 +47,8 @@ test/deploy/helm-chart.test.ts checks each name against the service's config sch
   value: {{ include "bas.grpcAddr" (dict "root" . "component" "sessions") | quote }}
 - name: BROWSER_POOL_ADDR
   value: {{ include "bas.grpcAddr" (dict "root" . "component" "browser-pool") | quote }}
+- name: BROWSER_POOL_REPLICAS
+  value: {{ int .Values.browserPool.replicas | quote }}
 - name: BILLING_ADDR
   value: {{ include "bas.grpcAddr" (dict "root" . "component" "billing") | quote }}
 {{- with .Values.llm.baseUrl }}

@@ -53,10 +53,13 @@ runner: { values: runner, grpcPort: 50053, metricsPort: 9463 }
 billing: { values: billing, grpcPort: 50054, metricsPort: 9464 }
 {{- end }}
 
-{{/* (dict "root" $ "component" "sessions") → host:port of its gRPC Service, for the *_ADDR variables. */}}
+{{/*
+(dict "root" $ "component" "sessions") → dns:///<its headless gRPC Service>:port, for the *_ADDR variables: the name
+resolves to every ready pod, and the clients spread their calls over them (round robin).
+*/}}
 {{- define "bas.grpcAddr" -}}
 {{- $c := get (include "bas.components" .root | fromYaml) .component -}}
-{{ include "bas.fullname" .root }}-{{ .component }}:{{ int $c.grpcPort }}
+dns:///{{ include "bas.fullname" .root }}-{{ .component }}-grpc:{{ int $c.grpcPort }}
 {{- end }}
 
 {{/* (dict "root" $ "target" "gateway") → <registry>/bas/<target>:<tag>; targets are the Dockerfile's. */}}

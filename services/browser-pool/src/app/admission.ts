@@ -36,7 +36,7 @@ export function createAdmission(deps: AdmissionDeps) {
       return { active, limit };
     },
     /**
-     * Takes a slot or throws LimitExceededError; the returned function gives the slot back (once; later calls do
+     * Takes a slot, or throws LimitExceededError (the project's maximum) or AtCapacityError (this node's); the returned function gives the slot back (once; later calls do
      * nothing). Give it back in the same synchronous step the browser joins `local`, so it never counts twice.
      */
     async admit(projectId: string): Promise<() => void> {

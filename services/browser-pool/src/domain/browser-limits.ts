@@ -1,4 +1,4 @@
-import { LimitExceededError } from "@bas/errors";
+import { AtCapacityError, LimitExceededError } from "@bas/errors";
 
 export interface BrowserLimits {
   perProject: number;
@@ -11,7 +11,10 @@ export interface BrowserCounts {
   node: number;
 }
 
-/** Refuses one more browser when the project or this node is at its maximum. */
+/**
+ * Refuses one more browser when the project (across every node) or this node is at its maximum; only the second may
+ * find room on another node.
+ */
 export function checkBrowserLimits(counts: BrowserCounts, limits: BrowserLimits): void {
   if (counts.project >= limits.perProject) {
     throw new LimitExceededError(
@@ -19,6 +22,6 @@ export function checkBrowserLimits(counts: BrowserCounts, limits: BrowserLimits)
     );
   }
   if (counts.node >= limits.perNode) {
-    throw new LimitExceededError(`This browser node is at capacity (${limits.perNode} browsers). Try again shortly.`);
+    throw new AtCapacityError(`This browser node is at capacity (${limits.perNode} browsers). Try again shortly.`);
   }
 }

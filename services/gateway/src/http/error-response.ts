@@ -33,6 +33,7 @@ function byKind(
     case "illegal_state":
       return detail(409, clip(message, "The resource is not in a state that allows this"));
     case "limit_exceeded":
+    case "at_capacity":
       return detail(429, clip(message, "Too many concurrent active sessions. Stop one or wait for one to finish."));
     case "insufficient_credit":
       return detail(402, "Insufficient credits");

@@ -23,6 +23,8 @@ export interface GatewayDeps {
   /** Wakes event streams (SSE) when the sessions service committed news of a session. */
   changeNotices: ChangeNotices;
   browserPool: PromiseClient<InstanceType<typeof browserPool.BrowserPoolClient>>;
+  /** How many browser-pool replicas `browserPool` reaches (BROWSER_POOL_REPLICAS): a create tries up to that many. */
+  browserPoolReplicas: number;
   billing: PromiseClient<InstanceType<typeof billing.BillingClient>>;
   /** Throws `insufficient_credit` (402) when the project may not start more work. */
   requireCredit: CreditCheck;

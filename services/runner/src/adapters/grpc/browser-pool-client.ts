@@ -1,5 +1,5 @@
 import { browserPool, type sessions } from "@bas/proto";
-import { ClientError, connectClient } from "@bas/service-kit";
+import { ClientError, connectClient, onReplicaWithRoom } from "@bas/service-kit";
 
 /** Browser-pool refused the session a browser: the project's quota, or the node's capacity, is used up. */
 export class NoBrowserError extends Error {
@@ -25,16 +25,18 @@ export interface SessionBrowsers {
   close(): void;
 }
 
-export function connectBrowserPool(address: string): SessionBrowsers {
+/** `replicas`: how many browser-pool replicas `address` reaches; a browser a full one refuses is asked of the next. */
+export function connectBrowserPool(address: string, replicas = 1): SessionBrowsers {
   // Launching a cold browser can take a few seconds on a busy machine.
   const client = connectClient(browserPool.BrowserPoolClient, address, 60_000);
   return {
     async acquire(projectId, sessionId, settings, reopened) {
       const request = { projectId, sessionId, settings, ...(reopened ? { reopened } : {}) };
-      const acquired = await client.acquireBrowser(request).catch((err: unknown) => {
+      const acquire = () => client.acquireBrowser(request);
+      const acquired = await onReplicaWithRoom(acquire, replicas).catch((err: unknown) => {
         // A quota or capacity refusal ends up in the session's summary: in browser-pool's own words, which say
         // what to do, without the gRPC status in front.
-        if (err instanceof ClientError && err.kind === "limit_exceeded") {
+        if (err instanceof ClientError && (err.kind === "limit_exceeded" || err.kind === "at_capacity")) {
           throw new NoBrowserError(err.details, { cause: err });
         }
         throw err;

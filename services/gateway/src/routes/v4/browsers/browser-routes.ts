@@ -1,3 +1,4 @@
+import { onReplicaWithRoom } from "@bas/service-kit";
 import { customProxyOf } from "../../../schemas/custom-proxy";
 import { defineRoute } from "../../../http/route";
 import { IdParams } from "../../../schemas/common";
@@ -30,23 +31,26 @@ export const createBrowserRoute = (v: Version) =>
     errors: [402, 429, 503],
     async handler({ body, project, signal }, deps) {
       await deps.requireCredit(project.projectId);
-      const browser = await deps.browserPool.createBrowser(
-        {
-          projectId: project.projectId,
-          settings: {
-            proxyCountryCode: body.proxyCountryCode ?? undefined,
-            profileId: body.profileId ?? undefined,
-            screenWidth: body.browserScreenWidth ?? undefined,
-            screenHeight: body.browserScreenHeight ?? undefined,
-            record: body.enableRecording,
-            customProxy: customProxyOf(body.customProxy),
-            allowedDomains: body.allowedDomains ?? [],
+      // A replica at its maximum refuses; another may have room.
+      const create = () =>
+        deps.browserPool.createBrowser(
+          {
+            projectId: project.projectId,
+            settings: {
+              proxyCountryCode: body.proxyCountryCode ?? undefined,
+              profileId: body.profileId ?? undefined,
+              screenWidth: body.browserScreenWidth ?? undefined,
+              screenHeight: body.browserScreenHeight ?? undefined,
+              record: body.enableRecording,
+              customProxy: customProxyOf(body.customProxy),
+              allowedDomains: body.allowedDomains ?? [],
+            },
+            timeoutMinutes: body.timeout,
+            metadata: body.metadata ?? {},
           },
-          timeoutMinutes: body.timeout,
-          metadata: body.metadata ?? {},
-        },
-        { signal },
-      );
+          { signal },
+        );
+      const browser = await onReplicaWithRoom(create, deps.browserPoolReplicas);
       return { body: toBrowserSessionView(browser, deps.urls.sign) };
     },
   });
