@@ -130,8 +130,12 @@ export async function startNetworkProxy(options: NetworkProxyOptions): Promise<N
       if (closed) return;
       closed = true;
       stopListening();
-      await server.close(true);
-      if ("path" in address) await rm(address.path, { force: true });
+      if ("path" in address) {
+        // On a Unix socket the proxy's own HTTP server never listens (connections are handed to it), and closing it
+        // would fail: only its connections are closed.
+        server.closeConnections();
+        await rm(address.path, { force: true });
+      } else await server.close(true);
     },
   };
 }
