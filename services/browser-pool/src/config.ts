@@ -63,6 +63,11 @@ const browserPoolEnv = {
     .default(240),
   /** How often browser time and proxy bytes of running browsers are reported to billing. */
   USAGE_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
+  /**
+   * A node not heard from for this long is gone (crashed for good, or scaled away): another node records its browsers
+   * stopped (`crash`), so that they no longer count against their projects. Longer than a restart of a node takes.
+   */
+  NODE_LOST_AFTER_SECONDS: z.coerce.number().int().min(1).default(300),
   /** On shutdown, stop every browser (reason `shutdown`); false leaves them for the next start to adopt. */
   STOP_BROWSERS_ON_SHUTDOWN: flag(true),
   /** Upstream proxy template, e.g. http://user-country-{country}:pass@proxy:8000; unset = browsers go out direct. */

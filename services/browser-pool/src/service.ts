@@ -32,6 +32,7 @@ import { createUsagePublisher } from "./adapters/nats/usage-publisher";
 import { browserCostsProjection } from "./adapters/pg/browser-costs-projection";
 import { type BrowserPoolDb, browsersProjection, createBrowserReadModel } from "./adapters/pg/browsers-projection";
 import { createUsageStore, usageMigrations } from "./adapters/pg/usage-store";
+import { createNodeRegistry, nodeMigrations } from "./adapters/pg/node-registry";
 import { createBrowserPoolMetrics } from "./adapters/prometheus/browser-pool-metrics";
 import { createLauncher } from "./adapters/browser-launcher";
 import { createFfmpegRecorder } from "./adapters/recording/ffmpeg-recorder";
@@ -43,6 +44,7 @@ import { createProfileStates } from "./adapters/profiles/profile-states";
 import { createProfiles } from "./app/profiles";
 import { createBrowserPool } from "./app/browser-pool";
 import { createLaunchHealth } from "./app/launch-health";
+import { watchNodes } from "./app/lost-nodes";
 import { recoverBrowsers } from "./app/recovery";
 import { createSessionBrowsers } from "./app/session-browsers";
 import { sessionEndReactor } from "./app/session-reactor";
@@ -149,6 +151,7 @@ export function startBrowserPoolService(
 
     await ensureStreams(nats.jsm, streams, config.NATS_REPLICAS);
     await migrate(db, "browser_pool", usageMigrations);
+    await migrate(db, "browser_pool_nodes", nodeMigrations);
     const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
     const readModel = createBrowserReadModel(db);
     const runnerFor = (projection: EventConsumer) =>
@@ -283,6 +286,18 @@ export function startBrowserPoolService(
 
     for (const runner of readModelRunners) await runner.start();
     await browsersRunner.catchUp();
+    // Alive before recovering: a node back after a long while is no longer taken for gone.
+    const nodes = await watchNodes({
+      nodes: createNodeRegistry(db),
+      readModel,
+      nodeId: config.NODE_ID,
+      lostAfterMs: config.NODE_LOST_AFTER_SECONDS * 1000,
+      usage,
+      pool,
+      now,
+      log,
+    });
+    cleanup.defer(() => nodes.stop());
     await recoverBrowsers({ readModel, nodeId: config.NODE_ID, driver, launcher, pool, usage, now, log });
     await usage.flush();
     usage.start(config.USAGE_INTERVAL_MS);

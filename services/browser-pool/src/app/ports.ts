@@ -276,3 +276,14 @@ export interface PoolMetrics {
   /** A browser was handed out, taken from the warm pool or launched for the caller, `seconds` after it was asked. */
   acquired(source: "warm" | "cold", seconds: number): void;
 }
+
+/**
+ * Which nodes are alive, by when each was last heard from (the database's clock, the same for every node): a node
+ * silent for long is gone, and its browsers with it.
+ */
+export interface NodeRegistry {
+  /** This node is alive now. */
+  beat(nodeId: string): Promise<void>;
+  /** Nodes silent for at least `silentMs` that still have browsers not recorded as stopped. */
+  lostWithBrowsers(silentMs: number): Promise<string[]>;
+}

@@ -1,5 +1,5 @@
 import type { BrowserDriver } from "../domain/browser-driver";
-import type { BrowserReadModel, Launcher } from "./ports";
+import type { BrowserReadModel, BrowserRecord, Launcher } from "./ports";
 import type { BrowserPool } from "./browser-pool";
 import type { UsageReporter } from "./usage-reporter";
 
@@ -38,16 +38,26 @@ export async function recoverBrowsers(
         continue;
       }
     }
-    // Its last usage report first (a crash right after the stop below must not lose it; a repeat costs nothing):
-    // no more time is billed, but billing learns that the browser's cost is complete.
-    await deps.usage.finishUntracked({ id: row.id, projectId: row.projectId, sessionId: row.sessionId }, deps.now());
     const detail = lostProxy
       ? "browser-pool restarted, and the credentials of the browser's custom proxy are not kept across a restart"
       : "the browser was gone when browser-pool restarted";
-    await deps.pool.stop(row.id, { reason: "crash", detail });
+    await recordGone(deps, row, detail);
   }
   const reaped = await deps.driver.reapOrphans(keep);
   const result = { adopted: keep.size, stopped: rows.length - keep.size, reaped: reaped.length };
   deps.log.info(result, "browsers of the previous run recovered");
   return result;
+}
+
+/**
+ * Records a browser that is gone (`crash`, with why). Its last usage report comes first (a crash right after the stop
+ * must not lose it; a repeat costs nothing): no more time is billed, but billing learns that its cost is complete.
+ */
+export async function recordGone(
+  deps: Pick<RecoveryDeps, "usage" | "pool" | "now">,
+  row: BrowserRecord,
+  detail: string,
+): Promise<void> {
+  await deps.usage.finishUntracked({ id: row.id, projectId: row.projectId, sessionId: row.sessionId }, deps.now());
+  await deps.pool.stop(row.id, { reason: "crash", detail });
 }
