@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { browserNetworkPolicy } from "@bas/browser-pool/src/adapters/kubernetes/network-policy";
+import { browserNetworkPolicy, egressPortCount } from "@bas/browser-pool/src/adapters/kubernetes/network-policy";
 import { browserPodManifest } from "@bas/browser-pool/src/adapters/kubernetes/pod-manifest";
 import { cdpUrlFor, liveUrlFor, parseCdpRoute, parseLiveRoute } from "@bas/browser-pool/src/domain/cdp-route";
 import { loadModelCatalog } from "@bas/models";
@@ -199,7 +199,10 @@ describe.each(Object.keys(RENDERS))("with the %s values", (name) => {
   test("browser pods reach nothing but their replicas' egress proxies; each service only the peers it needs", () => {
     const pool = pod("browser-pool");
     const poolLabels = Object.fromEntries(pool.env.K8S_POOL_POD_LABELS.split(",").map((pair) => pair.split("=")));
-    const egress = { first: Number(pool.env.K8S_EGRESS_PORT_BASE), count: Number(pool.env.MAX_BROWSERS_PER_NODE) };
+    const egress = {
+      first: Number(pool.env.K8S_EGRESS_PORT_BASE),
+      count: egressPortCount(Number(pool.env.MAX_BROWSERS_PER_NODE), Number(pool.env.WARM_POOL_SIZE)),
+    };
     // What browser-pool's driver applies and creates at run time, from the configuration the chart gives it.
     const driverPolicy = browserNetworkPolicy({
       namespace,

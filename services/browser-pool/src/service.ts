@@ -23,6 +23,7 @@ import {
 import { startCdpProxy } from "./adapters/cdp/cdp-proxy";
 import { browserPoolServer } from "./adapters/grpc/browser-pool-server";
 import { createKubernetesDriver, loadKubeApi } from "./adapters/kubernetes/kubernetes-driver";
+import { egressPortCount } from "./adapters/kubernetes/network-policy";
 import { createNumberPool } from "./domain/number-pool";
 import { createLocalDriver } from "./adapters/local/local-driver";
 import { checkSandboxTools } from "./adapters/local/sandbox";
@@ -118,7 +119,10 @@ async function createDriver(config: BrowserPoolConfig, log: Logger): Promise<Bro
     resources: { cpu: config.K8S_POD_CPU, memory: config.K8S_POD_MEMORY },
     proxyHost: config.K8S_PROXY_ADVERTISE_HOST ?? config.PROXY_HOST,
     proxyListenHost: config.PROXY_HOST,
-    egressPorts: { first: config.K8S_EGRESS_PORT_BASE, count: config.MAX_BROWSERS_PER_NODE },
+    egressPorts: {
+      first: config.K8S_EGRESS_PORT_BASE,
+      count: egressPortCount(config.MAX_BROWSERS_PER_NODE, config.WARM_POOL_SIZE),
+    },
     poolPodLabels: config.K8S_POOL_POD_LABELS,
     owner:
       config.K8S_OWNER_POD_NAME && config.K8S_OWNER_POD_UID

@@ -6,6 +6,7 @@ import { freePort } from "@bas/embedded-infra";
 import { createTestInfra, type TestInfra } from "@bas/testing";
 import puppeteer from "puppeteer-core";
 import { createKubernetesDriver, loadKubeApi } from "../src/adapters/kubernetes/kubernetes-driver";
+import { egressPortCount } from "../src/adapters/kubernetes/network-policy";
 import { browserPodManifest } from "../src/adapters/kubernetes/pod-manifest";
 import { type FakeKubeApi, startFakeKubeApi } from "./support/fake-kube-api";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
@@ -46,9 +47,10 @@ async function startWithPods(nodeId: string, env: Record<string, string> = {}, r
     resources: { cpu: "250m", memory: "512Mi" },
     proxyHost: "127.0.0.1",
     proxyListenHost: "127.0.0.1",
-    // One browser at a time per replica here; a port the kernel never hands out to another test's listen(0) or
-    // outgoing connection (a port in its ephemeral range once failed a create with EADDRINUSE).
-    egressPorts: { first: await freePort(), count: 1 },
+    // One browser at a time per replica here (and its port again while its pod goes); ports the kernel never hands
+    // out to another test's listen(0) or outgoing connection (one in its ephemeral range once failed a create with
+    // EADDRINUSE).
+    egressPorts: { first: await freePort(), count: egressPortCount(1, 0) },
     poolPodLabels: { "app.kubernetes.io/name": "bas-browser-pool" },
     readyTimeoutMs,
     pollMs: 200,
@@ -163,4 +165,36 @@ test("a restarted replica adopts its Ready pods and deletes its orphans", async 
   expect(await (await client.newPage()).evaluate(() => navigator.userAgent)).toMatch(/Chrome/);
   await client.disconnect();
   await second.client.stopBrowser({ projectId: project, browserId: kept.id });
+});
+
+test("a profile carries its sign-in (cookies) from a pod's browser to the next pod's, and to and from a local browser", async () => {
+  const pods = await startWithPods(`k8s-${randomUUID().slice(0, 8)}`);
+  const local = await startPoolHarness({ BROWSER_EGRESS_ALLOW: new URL(site.url).host }, {}, { infra, dataDir });
+  harnesses.push(local);
+  const projectId = randomUUID();
+  const profile = await pods.client.createProfile({ projectId, name: "shopper" });
+
+  /** A browser with the profile on `h`: the cookies it finds, then `signIn` (a session cookie), then its stop. */
+  async function useProfile(h: PoolHarness, signIn?: string): Promise<string> {
+    const settings = { screenWidth: 800, screenHeight: 600, allowedDomains: [], record: false, profileId: profile.id };
+    const browser = await h.client.createBrowser({ projectId, settings, timeoutMinutes: 0, metadata: {} });
+    const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+    const page = await client.newPage();
+    await page.goto(site.url);
+    const found = await page.evaluate(() => document.cookie);
+    if (signIn) await page.setCookie({ name: "sid", value: signIn, url: site.url });
+    await client.disconnect();
+    // The next create with the profile waits for what this stop saves.
+    await h.client.stopBrowser({ projectId, browserId: browser.id });
+    return found;
+  }
+
+  expect(await useProfile(pods, "ana")).toBe("");
+  const domains = async () => (await pods.client.getProfile({ projectId, profileId: profile.id })).cookieDomains;
+  await eventually(async () => ((await domains()).length > 0 ? true : undefined));
+  expect(await domains()).toEqual(["127.0.0.1"]);
+  expect(await useProfile(pods, "bea")).toBe("sid=ana");
+  // The state of a pod's browser (its cookies) starts a local browser, and a local one's state (its folder) a pod's.
+  expect(await useProfile(local, "cy")).toBe("sid=bea");
+  expect(await useProfile(pods)).toBe("sid=cy");
 });

@@ -26,6 +26,14 @@ export interface NetworkPolicyManifest {
 type PolicyPeer = { podSelector: { matchLabels: Record<string, string> } };
 type PolicyPort = { protocol: "TCP"; port: number; endPort?: number };
 
+/**
+ * How many egress proxy ports a replica hands out, from K8S_EGRESS_PORT_BASE: one for each browser it may run (its
+ * maximum and its warm ones) and as many again, since a browser's port is free only once its pod is gone, which is
+ * after its stop is answered: a create right after a stop on a full replica must still find one.
+ */
+export const egressPortCount = (maxBrowsersPerNode: number, warmPoolSize: number) =>
+  2 * (maxBrowsersPerNode + warmPoolSize);
+
 export const networkPolicyNameFor = (deployment: string) => `bas-browsers-${labelValue(deployment).toLowerCase()}`;
 
 /**

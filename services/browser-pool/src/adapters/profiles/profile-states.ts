@@ -5,8 +5,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { BlobStore } from "@bas/blobs";
-import { create, extract } from "tar";
+import { create, extract, Parser, type ReadEntry } from "tar";
 import type { Launched, ProfileStates } from "../../app/ports";
+import type { BrowserHandle } from "../../domain/events";
 import { connectCdp } from "../cdp/cdp-connection";
 import { devtoolsUpstream } from "../cdp/devtools-json";
 import { processGroupOf } from "../local/proc-fs";
@@ -20,11 +21,15 @@ const MAX_STATE_BYTES = 200 * 1024 * 1024;
 /** How long a closing browser may take to write its state out. */
 const CLOSE_TIMEOUT_MS = 5_000;
 
+/** The saved state of a browser in a pod: its cookies only (`.json`), as its folder is out of reach. */
+const COOKIES_ONLY = /\.json$/;
+
 /**
  * Profiles' saved states in the blob store, as gzipped tar archives of a local browser's folder (without caches),
  * with its cookies read over CDP (session cookies are never written to the folder). The node that saved a state
  * also keeps it unpacked (`kept`) for the next browser with the profile. A browser in a pod keeps its folder in the
- * pod: nothing is saved there.
+ * pod, out of reach: its state is its cookies (sign-ins), read and put back over CDP; local storage and IndexedDB
+ * stay behind. Either kind of state starts a browser of either driver, with what it holds.
  */
 export function createProfileStates(blobs: BlobStore, kept: KeptStates): ProfileStates {
   const cookiesToSet = new Map<string, unknown[]>();
@@ -51,22 +56,44 @@ export function createProfileStates(blobs: BlobStore, kept: KeptStates): Profile
     await blobs.delete(ref);
   }
 
+  /** The cookies a saved state holds, without unpacking it (a browser in a pod starts from them). */
+  async function cookiesOf(ref: string): Promise<unknown[]> {
+    const blob = await blobs.get(ref);
+    if (!blob) throw new Error(`the profile's saved state ${ref} is missing from the blob store`);
+    if (COOKIES_ONLY.test(ref)) return cookieList(await text(blob.stream));
+    let cookies: Promise<string> = Promise.resolve("[]");
+    const parser = new Parser({
+      filter: (path) => path.replace(/^\.\//, "") === COOKIES_FILE,
+      onReadEntry: (entry: ReadEntry) => {
+        cookies = text(entry);
+      },
+    });
+    await pipeline(blob.stream, parser);
+    return cookieList(await cookies);
+  }
+
   return {
     async restore(ref, userDataDir, uid) {
+      if (COOKIES_ONLY.test(ref)) {
+        cookiesToSet.set(userDataDir, await cookiesOf(ref));
+        return;
+      }
       if (!(await kept.take(ref, userDataDir, uid))) await unpack(ref, userDataDir, uid);
       const file = join(userDataDir, COOKIES_FILE);
-      const cookies = JSON.parse(await readFile(file, "utf8").catch(() => "[]"));
+      const cookies = await readFile(file, "utf8").catch(() => "[]");
       await rm(file, { force: true });
-      cookiesToSet.set(userDataDir, Array.isArray(cookies) ? cookies : []);
+      cookiesToSet.set(userDataDir, cookieList(cookies));
     },
 
-    async resume(_ref, launched) {
+    async resume(ref, launched) {
       const { handle } = launched.running;
-      if (handle.driver !== "local") return;
-      const cookies = cookiesToSet.get(handle.userDataDir) ?? [];
-      cookiesToSet.delete(handle.userDataDir);
+      let cookies: unknown[];
+      if (handle.driver === "local") {
+        cookies = cookiesToSet.get(handle.userDataDir) ?? [];
+        cookiesToSet.delete(handle.userDataDir);
+      } else cookies = await cookiesOf(ref);
       if (cookies.length === 0) return;
-      const cdp = await connectCdp(devtoolsUpstream(handle.devtoolsUrl, handle.devtoolsSocket));
+      const cdp = await connectCdp(devtoolsOf(handle));
       try {
         await cdp.send("Storage.setCookies", { cookies: cookies.map(asCookieParam) });
       } finally {
@@ -76,7 +103,14 @@ export function createProfileStates(blobs: BlobStore, kept: KeptStates): Profile
 
     async save(profileId, launched) {
       const { handle } = launched.running;
-      if (handle.driver !== "local") return undefined;
+      if (handle.driver !== "local") {
+        const cookies = await readCookies(handle);
+        const ref = await blobs.put(Buffer.from(JSON.stringify(cookies)), {
+          contentType: "application/json",
+          ref: `${refPrefix(profileId)}${randomUUID()}.json`,
+        });
+        return { ref, cookieDomains: domainsOf(cookies) };
+      }
       const { cookies, exited } = await closeBrowser(launched);
       await writeFile(join(handle.userDataDir, COOKIES_FILE), JSON.stringify(cookies));
       let bytes = 0;
@@ -106,8 +140,7 @@ export function createProfileStates(blobs: BlobStore, kept: KeptStates): Profile
       });
       // A browser still running (it did not close in time) may still write into its folder: that one is not kept.
       if (exited) await kept.keep(ref, handle.userDataDir);
-      const domains = cookies.map((c) => String((c as { domain?: string }).domain ?? "").replace(/^\./, ""));
-      return { ref, cookieDomains: [...new Set(domains.filter(Boolean))].sort() };
+      return { ref, cookieDomains: domainsOf(cookies) };
     },
 
     discard,
@@ -130,6 +163,35 @@ export function createProfileStates(blobs: BlobStore, kept: KeptStates): Profile
 const refPrefix = (profileId: string) => `profile-${profileId}-`;
 const PROFILE_OF_REF = /^profile-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-/;
 
+/** Where this node reaches a browser's DevTools: a local one only through its sandbox's socket. */
+const devtoolsOf = (handle: BrowserHandle) =>
+  devtoolsUpstream(handle.devtoolsUrl, handle.driver === "local" ? handle.devtoolsSocket : undefined);
+
+async function readCookies(handle: BrowserHandle): Promise<unknown[]> {
+  const cdp = await connectCdp(devtoolsOf(handle));
+  try {
+    return (await cdp.send("Storage.getCookies")).cookies ?? [];
+  } finally {
+    cdp.close();
+  }
+}
+
+const domainsOf = (cookies: unknown[]) => {
+  const domains = cookies.map((c) => String((c as { domain?: string }).domain ?? "").replace(/^\./, ""));
+  return [...new Set(domains.filter(Boolean))].sort();
+};
+
+function cookieList(json: string): unknown[] {
+  const cookies = JSON.parse(json);
+  return Array.isArray(cookies) ? cookies : [];
+}
+
+async function text(stream: AsyncIterable<Buffer | string>): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 /** A cookie as Storage.getCookies gave it, as Storage.setCookies takes it: a session cookie has no expiry. */
 function asCookieParam(cookie: unknown): Record<string, unknown> {
   const { size: _size, session, expires, ...rest } = cookie as Record<string, unknown>;
@@ -145,7 +207,7 @@ async function closeBrowser(launched: Launched): Promise<{ cookies: unknown[]; e
   if (handle.driver !== "local") return { cookies: [], exited: false };
   let cookies: unknown[] = [];
   try {
-    const cdp = await connectCdp(devtoolsUpstream(handle.devtoolsUrl, handle.devtoolsSocket));
+    const cdp = await connectCdp(devtoolsOf(handle));
     try {
       cookies = (await cdp.send("Storage.getCookies")).cookies ?? [];
       await cdp.send("Browser.close").catch(() => undefined);
