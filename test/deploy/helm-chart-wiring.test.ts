@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { browserNetworkPolicy, egressPortCount } from "@bas/browser-pool/src/adapters/kubernetes/network-policy";
 import { browserPodManifest } from "@bas/browser-pool/src/adapters/kubernetes/pod-manifest";
 import { cdpUrlFor, liveUrlFor, parseCdpRoute, parseLiveRoute } from "@bas/browser-pool/src/domain/cdp-route";
+import type { BrowserPoolConfig } from "@bas/browser-pool";
 import { loadModelCatalog } from "@bas/models";
 import {
   componentOf,
@@ -194,6 +195,25 @@ describe.each(Object.keys(RENDERS))("with the %s values", (name) => {
       expect(ingress.spec.rules.map((r: any) => r.host)).toEqual([new URL(pod("gateway").env.PUBLIC_URL).hostname]);
       expect(ingress.spec.tls?.[0].hosts ?? []).toEqual(tls() ? ingress.spec.rules.map((r: any) => r.host) : []);
     }
+  });
+
+  test("browser pods run where the values put them: on chosen nodes, tolerating their taints, in a RuntimeClass", () => {
+    const config = LOADERS["browser-pool"](pod("browser-pool").env) as BrowserPoolConfig;
+    const placement = {
+      nodeSelector: config.K8S_BROWSER_NODE_SELECTOR,
+      tolerations: config.K8S_BROWSER_TOLERATIONS,
+      runtimeClassName: config.K8S_BROWSER_RUNTIME_CLASS,
+    };
+    // ci/production-values.yaml sets all three; the other value sets none: any node.
+    expect(placement).toEqual(
+      name === "production"
+        ? {
+            nodeSelector: { "node-pool": "browsers-sandboxed" },
+            tolerations: [{ key: "sandboxed", operator: "Equal", value: "true", effect: "NoSchedule" }],
+            runtimeClassName: "gvisor",
+          }
+        : { nodeSelector: {}, tolerations: [], runtimeClassName: undefined },
+    );
   });
 
   test("browser pods reach nothing but their replicas' egress proxies; each service only the peers it needs", () => {

@@ -15,6 +15,44 @@ const flag = (fallback: boolean) =>
     .default(fallback ? "true" : "false")
     .transform((v) => v === "true" || v === "1");
 
+/** Kubernetes labels as `k=v,k=v`. */
+const labelPairs = (fallback: string) =>
+  z
+    .string()
+    .regex(/^([\w./-]+=[\w.-]*(,[\w./-]+=[\w.-]*)*)?$/, "expected k=v pairs separated by commas")
+    .default(fallback)
+    .transform((s) =>
+      Object.fromEntries(
+        s
+          .split(",")
+          .filter(Boolean)
+          .map((pair) => pair.split("=") as [string, string]),
+      ),
+    );
+
+const toleration = z.strictObject({
+  key: z.string().optional(),
+  operator: z.enum(["Exists", "Equal"]).optional(),
+  value: z.string().optional(),
+  effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional(),
+  tolerationSeconds: z.number().int().optional(),
+});
+
+/** JSON in a variable, then checked against `schema`. */
+const jsonOf = <T extends z.ZodType>(schema: T, fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: "custom", message: "expected JSON" });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+
 /** A comma-separated list of `host[:port]` / CIDR entries, parsed and checked at start. */
 const egressRules = z
   .string()
@@ -118,14 +156,22 @@ const browserPoolEnv = {
   K8S_POD_MEMORY: z.string().default("1Gi"),
   /** Address of this replica as browser pods reach it (for their network proxy), usually the pod IP. */
   K8S_PROXY_ADVERTISE_HOST: z.string().optional(),
-  /** First of the ports the egress proxies for browser pods listen on (one per browser, MAX_BROWSERS_PER_NODE of them). */
+  /** First of the ports the egress proxies for browser pods listen on (`egressPortCount` of them). */
   K8S_EGRESS_PORT_BASE: envPort(20_000),
   /** Labels of browser-pool's own pods (`k=v,k=v`): the only peers the NetworkPolicy lets browser pods talk to. */
-  K8S_POOL_POD_LABELS: z
+  K8S_POOL_POD_LABELS: labelPairs("app.kubernetes.io/name=bas-browser-pool").refine(
+    (labels) => Object.keys(labels).length > 0,
+    "at least one k=v pair (no labels would select every pod)",
+  ),
+  /** Nodes browser pods may run on (`k=v,k=v` of node labels), e.g. a node pool of their own; default any. */
+  K8S_BROWSER_NODE_SELECTOR: labelPairs(""),
+  /** Taints browser pods tolerate: a JSON list of Kubernetes tolerations (those nodes' taints). */
+  K8S_BROWSER_TOLERATIONS: jsonOf(z.array(toleration), "[]"),
+  /** RuntimeClass of browser pods (e.g. gvisor, kata): a sandbox of the node's own around each browser. */
+  K8S_BROWSER_RUNTIME_CLASS: z
     .string()
-    .regex(/^[\w./-]+=[\w.-]+(,[\w./-]+=[\w.-]+)*$/, "expected k=v pairs separated by commas")
-    .default("app.kubernetes.io/name=bas-browser-pool")
-    .transform((s) => Object.fromEntries(s.split(",").map((pair) => pair.split("=") as [string, string]))),
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, "expected a RuntimeClass name")
+    .optional(),
   /** This replica's own pod (downward API): browser pods get it as owner, so Kubernetes removes them with it. */
   K8S_OWNER_POD_NAME: z.string().optional(),
   K8S_OWNER_POD_UID: z.string().optional(),

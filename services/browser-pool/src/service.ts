@@ -129,6 +129,11 @@ async function createDriver(config: BrowserPoolConfig, log: Logger): Promise<Bro
         ? { name: config.K8S_OWNER_POD_NAME, uid: config.K8S_OWNER_POD_UID }
         : undefined,
     readyTimeoutMs: config.K8S_READY_TIMEOUT_MS,
+    placement: {
+      nodeSelector: config.K8S_BROWSER_NODE_SELECTOR,
+      tolerations: config.K8S_BROWSER_TOLERATIONS,
+      runtimeClassName: config.K8S_BROWSER_RUNTIME_CLASS,
+    },
     log,
   });
 }

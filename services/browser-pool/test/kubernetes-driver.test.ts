@@ -35,6 +35,13 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** Nodes kept for browsers, under gVisor. */
+const PLACEMENT = {
+  nodeSelector: { "node-pool": "browsers" },
+  tolerations: [{ key: "browsers", operator: "Exists" as const, effect: "NoSchedule" as const }],
+  runtimeClassName: "gvisor",
+};
+
 async function startWithPods(nodeId: string, env: Record<string, string> = {}, readyTimeoutMs = 60_000) {
   const driver = createKubernetesDriver({
     // The real @kubernetes/client-node (loaded by dynamic import) against the stand-in API server.
@@ -54,6 +61,7 @@ async function startWithPods(nodeId: string, env: Record<string, string> = {}, r
     poolPodLabels: { "app.kubernetes.io/name": "bas-browser-pool" },
     readyTimeoutMs,
     pollMs: 200,
+    placement: PLACEMENT,
     log: silent,
   });
   const h = await startPoolHarness(
@@ -67,7 +75,7 @@ async function startWithPods(nodeId: string, env: Record<string, string> = {}, r
 
 const podOf = (browserId: string) => api.pods().find((p) => p.metadata?.labels?.["bas.dev/browser-id"] === browserId);
 
-test("one pod per browser, labelled for its replica; CDP reaches it on the pod IP through the proxy; stop deletes the pod", async () => {
+test("one pod per browser, labelled for its replica, placed as configured; CDP reaches it on the pod IP through the proxy; stop deletes the pod", async () => {
   const h = await startWithPods(`k8s-${randomUUID().slice(0, 8)}`);
   const browser = await h.client.createBrowser({
     projectId: project,
@@ -81,6 +89,7 @@ test("one pod per browser, labelled for its replica; CDP reaches it on the pod I
     "app.kubernetes.io/managed-by": "bas-browser-pool",
   });
   expect(pod.status!.podIP).toMatch(/^127\.0\.0\.(?!1$)\d+$/);
+  expect(pod.spec).toMatchObject(PLACEMENT);
   expect(api.calls).toContain("POST /api/v1/namespaces/browsers/pods");
   // Before the first pod, the browsers' network was closed off: only browser-pool reaches them, and they only it.
   const [policy] = api.networkPolicies() as Array<{ spec: { podSelector: { matchLabels: Record<string, string> } } }>;

@@ -130,6 +130,18 @@ the URLs below expand $(NODE_ID) (Kubernetes substitutes variables defined earli
   value: {{ $pool.browserPod.cpu | quote }}
 - name: K8S_POD_MEMORY
   value: {{ $pool.browserPod.memory | quote }}
+{{- with $pool.browserPod.nodeSelector }}
+- name: K8S_BROWSER_NODE_SELECTOR
+  value: {{ include "bas.labelList" . | quote }}
+{{- end }}
+{{- with $pool.browserPod.tolerations }}
+- name: K8S_BROWSER_TOLERATIONS
+  value: {{ toJson . | quote }}
+{{- end }}
+{{- with $pool.browserPod.runtimeClassName }}
+- name: K8S_BROWSER_RUNTIME_CLASS
+  value: {{ . | quote }}
+{{- end }}
 - name: K8S_EGRESS_PORT_BASE
   value: {{ int $pool.egressPortBase | quote }}
 - name: MAX_BROWSERS_PER_NODE

@@ -4,7 +4,15 @@ import { createNumberPool } from "../../domain/number-pool";
 import { probeDevtools } from "../cdp/devtools-probe";
 import type { KubeApi, V1Pod } from "./kube-api";
 import { browserNetworkPolicy } from "./network-policy";
-import { browserPodManifest, nodeSelector, POD_LABELS, podEnded, podNameFor, readyPodIp } from "./pod-manifest";
+import {
+  type BrowserPodPlacement,
+  browserPodManifest,
+  nodeSelector,
+  POD_LABELS,
+  podEnded,
+  podNameFor,
+  readyPodIp,
+} from "./pod-manifest";
 
 export { loadKubeApi } from "./kube-api";
 
@@ -27,6 +35,8 @@ export interface KubernetesDriverOptions {
   /** Labels of browser-pool's own pods, for the NetworkPolicy. */
   poolPodLabels: Record<string, string>;
   owner?: { name: string; uid: string };
+  /** Where browser pods run (node selector, tolerations, RuntimeClass). */
+  placement?: BrowserPodPlacement;
   readyTimeoutMs: number;
   /** How often this replica's pods are listed to notice one that died. */
   pollMs?: number;
@@ -173,6 +183,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Browse
       ignoreCertificateErrors: spec.ignoreCertificateErrors,
       resources: options.resources,
       owner: options.owner,
+      placement: options.placement,
     });
     const name = manifest.metadata!.name!;
     await api.createPod(namespace, manifest);

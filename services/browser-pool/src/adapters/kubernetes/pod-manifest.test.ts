@@ -40,6 +40,21 @@ test("a browser pod never runs as root: non-root user, no capabilities, no privi
   );
 });
 
+test("browser pods go where the operator puts them (node selector, tolerations, RuntimeClass), and anywhere by default", () => {
+  const placement = {
+    nodeSelector: { "node-pool": "browsers" },
+    tolerations: [{ key: "browsers", operator: "Exists" as const, effect: "NoSchedule" as const }],
+    runtimeClassName: "gvisor",
+  };
+  const placed = browserPodManifest({ ...base, placement });
+  expect(() => new Pod(placed as never).validate()).not.toThrow();
+  expect(placed.spec).toMatchObject(placement);
+  for (const anywhere of [base, { ...base, placement: { nodeSelector: {}, tolerations: [] } }]) {
+    const spec = browserPodManifest(anywhere).spec!;
+    expect([spec.nodeSelector, spec.tolerations, spec.runtimeClassName]).toEqual([undefined, undefined, undefined]);
+  }
+});
+
 test("a wrong manifest is caught by the same validation (the check can fail)", () => {
   const manifest = browserPodManifest(base) as any;
   manifest.spec.containers[0].ports[0].containerPort = "devtools-port";

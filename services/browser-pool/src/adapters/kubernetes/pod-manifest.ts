@@ -29,6 +29,25 @@ export interface PodManifestOptions {
   resources: { cpu: string; memory: string };
   /** The replica's own pod: Kubernetes garbage-collects browser pods with it. */
   owner?: { name: string; uid: string };
+  placement?: BrowserPodPlacement;
+}
+
+/**
+ * Where browser pods run, as the operator chooses: nodes of their own (a node selector, and the taints of those
+ * nodes tolerated), and a RuntimeClass that puts a sandbox of the node's own (gVisor, Kata) around each browser.
+ */
+export interface BrowserPodPlacement {
+  nodeSelector?: Record<string, string>;
+  tolerations?: BrowserPodToleration[];
+  runtimeClassName?: string;
+}
+
+export interface BrowserPodToleration {
+  key?: string;
+  operator?: "Exists" | "Equal";
+  value?: string;
+  effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+  tolerationSeconds?: number;
 }
 
 export const podNameFor = (browserId: string) => `bas-browser-${browserId.toLowerCase()}`;
@@ -95,6 +114,7 @@ export function browserPodManifest(o: PodManifestOptions): V1Pod {
         : {}),
     },
     spec: {
+      ...placementOf(o.placement),
       restartPolicy: "Never",
       automountServiceAccountToken: false,
       enableServiceLinks: false,
@@ -133,6 +153,15 @@ export function browserPodManifest(o: PodManifestOptions): V1Pod {
         },
       ],
     },
+  };
+}
+
+/** The pod spec's fields for a placement, leaving out what is not set. */
+function placementOf({ nodeSelector = {}, tolerations = [], runtimeClassName }: BrowserPodPlacement = {}) {
+  return {
+    ...(Object.keys(nodeSelector).length > 0 ? { nodeSelector } : {}),
+    ...(tolerations.length > 0 ? { tolerations } : {}),
+    ...(runtimeClassName ? { runtimeClassName } : {}),
   };
 }
 
