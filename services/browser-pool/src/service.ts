@@ -72,6 +72,8 @@ export interface BrowserPoolServiceDeps {
   resolve?: ResolveHost;
   /** How often released profile states still in the blob store are deleted (default 60 s). */
   profileStateSweepMs?: number;
+  /** How long a profile's save may take to be recorded before it is swept as never recorded (default 1 h). */
+  profileSaveGraceMs?: number;
   /** Wraps the blob store this service opens (tests make it fail for a while). */
   wrapBlobs?: (blobs: BlobStore) => BlobStore;
 }
@@ -233,15 +235,17 @@ export function startBrowserPoolService(
     });
     const cannotRecord = recorder.problem();
     if (cannotRecord) log.warn({ ffmpegPath: config.FFMPEG_PATH }, cannotRecord);
+    const releasedStates = createReleasedStates(db, deps.profileSaveGraceMs);
     const profileStates = createProfileStates(
       blobs,
       createKeptStates(join(config.BROWSER_DATA_DIR, ".profile-states")),
+      releasedStates,
     );
     const profileQueries = createProfileQueries(db);
     const profiles = createProfiles({
       store,
       states: profileStates,
-      released: createReleasedStates(db),
+      released: releasedStates,
       log,
       readModel: profileQueries,
       settle: (sequence) =>

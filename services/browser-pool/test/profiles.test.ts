@@ -21,6 +21,11 @@ let siteUrl: string;
 let key: string;
 /** While set, browser-pool cannot delete blobs, as when the blob store is out of reach. */
 let blobStoreAway = false;
+/** While set, profile saves wait for it before their bytes are stored (a slow save); their refs are kept here. */
+let holdSaves: Promise<void> | undefined;
+const heldSaves: string[] = [];
+/** How long a save may take to be recorded before it is swept as never recorded (short here). */
+const SAVE_GRACE_MS = 10_000;
 /** The deployment's blob store, as browser-pool's: where profiles' saved states are. */
 let blobs: BlobStore;
 
@@ -68,9 +73,17 @@ beforeAll(async () => {
     { BROWSER_EGRESS_ALLOW: host },
     {
       profileStateSweepMs: 200,
+      profileSaveGraceMs: SAVE_GRACE_MS,
       wrapBlobs: (real) => ({
         ...real,
         delete: (ref) => (blobStoreAway ? Promise.reject(new Error("blob store unreachable")) : real.delete(ref)),
+        async put(data, options) {
+          if (holdSaves && options.ref?.startsWith("profile-")) {
+            heldSaves.push(options.ref);
+            await holdSaves;
+          }
+          return real.put(data, options);
+        },
       }),
     },
   );
@@ -317,6 +330,51 @@ test("states whose delete fails while the blob store is away go once it is back:
     blobStoreAway = false;
   }
   await eventually(async () => ((await Promise.all(refs.map(stored))).some(Boolean) ? undefined : true), 10_000);
+}, 120_000);
+
+test("a save that is never recorded (its profile was taken over) and whose delete failed goes too; a recorded one stays", async () => {
+  const profile = (await stack.request("POST", "/api/v4/profiles", { key, body: {} })).body;
+  const slow = await startBrowser({ profileId: profile.id });
+  await slow.page.goto(`${siteUrl}/login?user=hu`);
+  await slow.browser.disconnect();
+  let release: () => void = () => undefined;
+  holdSaves = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let unrecorded = "";
+  let recordedAt = 0;
+  try {
+    await stop(slow.id);
+    // The save hangs: the next browser takes the profile over after a while, from the state before (none).
+    const next = await startBrowser({ profileId: profile.id });
+    expect((await whoIsSignedIn(next.page)).who).toBe("Signed out");
+    await next.page.goto(`${siteUrl}/login?user=ivo`);
+    await next.browser.disconnect();
+    // The slow save is stored now, and its close, too late, records nothing; its delete fails.
+    blobStoreAway = true;
+    holdSaves = undefined;
+    release();
+    unrecorded = heldSaves.splice(0)[0];
+    await eventually(async () => ((await stored(unrecorded)) ? true : undefined), 10_000);
+    await stop(next.id);
+    await eventually(async () => {
+      const r = await stack.request("GET", `/api/v4/profiles/${profile.id}`, { key });
+      return r.body.cookieDomains.length > 0 ? true : undefined;
+    }, 30_000);
+    recordedAt = Date.now();
+  } finally {
+    blobStoreAway = false;
+    holdSaves = undefined;
+    release();
+  }
+  // Once its grace is over, the sweep removes the save nobody recorded.
+  await eventually(async () => ((await stored(unrecorded)) ? undefined : true), SAVE_GRACE_MS + 10_000);
+  // The recorded one stays past its grace: the profile points at it.
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, recordedAt + SAVE_GRACE_MS + 1_000 - Date.now())));
+  const last = await startBrowser({ profileId: profile.id });
+  expect((await whoIsSignedIn(last.page)).who).toBe("Signed in as ivo");
+  await last.browser.disconnect();
+  await stop(last.id);
 }, 120_000);
 
 test("a browser stopped by its timeout saves into its profile too", async () => {

@@ -93,6 +93,10 @@ export function profilesProjection(): Projection<Db, ProfileEvent> {
           return;
         case "ProfileClosed":
           if (event.data.replacedRef) await release(sql`values (${event.data.replacedRef}::text, ${at}::timestamptz)`);
+          // The state saved is the profile's now: no longer one to sweep should its close never come (`expect`).
+          if (event.data.stateRef) {
+            await sql`delete from ${sql.table(RELEASED_TABLE)} where ref = ${event.data.stateRef}`.execute(trx);
+          }
           await row
             .set({
               open_by: null,
@@ -162,13 +166,25 @@ export function createProfileQueries(db: Kysely<any>) {
 
 export type ProfileQueries = ReturnType<typeof createProfileQueries>;
 
-/** The saved states released and not yet deleted (oldest first), and forgetting those deleted. */
-export function createReleasedStates(db: Kysely<any>) {
+/**
+ * The saved states released and not yet deleted (oldest first), and forgetting those deleted. A row's `released_at`
+ * is when its state may go: at once for one let go, `savedGraceMs` on for a save about to be stored (`expect`).
+ */
+export function createReleasedStates(db: Kysely<any>, savedGraceMs = 60 * 60_000) {
   return {
     async list(limit: number): Promise<string[]> {
       const { rows } = await sql<{ ref: string }>`select ref from ${sql.table(RELEASED_TABLE)}
-        order by released_at limit ${limit}`.execute(db);
+        where released_at <= now() order by released_at limit ${limit}`.execute(db);
       return rows.map((r) => r.ref);
+    },
+    /**
+     * A save about to be stored: it goes once `savedGraceMs` have passed, unless its profile has come to point at it
+     * by then (the profiles projection forgets it). So a save whose close never comes (the node died first, or the
+     * profile was taken over and the delete of the save failed) leaves no bytes behind, its cookies included.
+     */
+    async expect(ref: string): Promise<void> {
+      await sql`insert into ${sql.table(RELEASED_TABLE)} (ref, released_at)
+        values (${ref}, now() + ${savedGraceMs} * interval '1 millisecond') on conflict do nothing`.execute(db);
     },
     async forget(refs: readonly string[]): Promise<void> {
       if (refs.length === 0) return;

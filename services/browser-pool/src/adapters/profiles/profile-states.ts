@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Transform } from "node:stream";
+import { type Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { BlobStore } from "@bas/blobs";
 import { create, extract, Parser, type ReadEntry } from "tar";
@@ -31,7 +31,19 @@ const COOKIES_ONLY = /\.json$/;
  * pod, out of reach: its state is its cookies (sign-ins), read and put back over CDP; local storage and IndexedDB
  * stay behind. Either kind of state starts a browser of either driver, with what it holds.
  */
-export function createProfileStates(blobs: BlobStore, kept: KeptStates): ProfileStates {
+export function createProfileStates(
+  blobs: BlobStore,
+  kept: KeptStates,
+  /** Told of each save before its bytes are stored, so that one whose close never comes is swept. */
+  saves: { expect(ref: string): Promise<void> },
+): ProfileStates {
+  /** A new blob for each save: the state before stays whole until the profile points at this one. */
+  async function store(profileId: string, data: Uint8Array | Readable, kind: "json" | "tgz") {
+    const ref = `${refPrefix(profileId)}${randomUUID()}.${kind}`;
+    await saves.expect(ref);
+    return blobs.put(data, { contentType: kind === "json" ? "application/json" : "application/gzip", ref });
+  }
+
   const cookiesToSet = new Map<string, unknown[]>();
 
   async function unpack(ref: string, userDataDir: string, uid: number | undefined) {
@@ -105,10 +117,7 @@ export function createProfileStates(blobs: BlobStore, kept: KeptStates): Profile
       const { handle } = launched.running;
       if (handle.driver !== "local") {
         const cookies = await readCookies(handle);
-        const ref = await blobs.put(Buffer.from(JSON.stringify(cookies)), {
-          contentType: "application/json",
-          ref: `${refPrefix(profileId)}${randomUUID()}.json`,
-        });
+        const ref = await store(profileId, Buffer.from(JSON.stringify(cookies)), "json");
         return { ref, cookieDomains: domainsOf(cookies) };
       }
       const { cookies, exited } = await closeBrowser(launched);
@@ -133,11 +142,7 @@ export function createProfileStates(blobs: BlobStore, kept: KeptStates): Profile
         },
         ["."],
       );
-      // A new blob each time: the state before stays whole until the profile points at this one.
-      const ref = await blobs.put(archive.pipe(capped), {
-        contentType: "application/gzip",
-        ref: `${refPrefix(profileId)}${randomUUID()}.tgz`,
-      });
+      const ref = await store(profileId, archive.pipe(capped), "tgz");
       // A browser still running (it did not close in time) may still write into its folder: that one is not kept.
       if (exited) await kept.keep(ref, handle.userDataDir);
       return { ref, cookieDomains: domainsOf(cookies) };
