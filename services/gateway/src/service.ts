@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createBlobUrlSigner, createNatsBlobStore, createUploadUrlSigner } from "@bas/blobs";
+import { type BlobStore, createBlobUrlSigner, createNatsBlobStore, createUploadUrlSigner } from "@bas/blobs";
 import { createDb, createNatsEventStore, ensureStreams, migrate, streamNames } from "@bas/event-store";
 import { loadModelCatalog } from "@bas/models";
 import { gateway, SESSION_CHANGE_KINDS, type sessions } from "@bas/proto";
@@ -53,7 +53,15 @@ export interface GatewayService {
 export const ROUTES: readonly AnyRoute[] = Object.values(registered) as AnyRoute[];
 
 /** Starts the REST gateway and its ProjectAdmin gRPC service, everything wired; used by main.ts and tests. */
-export function startGatewayService(config: GatewayConfig): Promise<GatewayService> {
+export interface GatewayServiceDeps {
+  /** Wraps the blob store this service opens (tests make it fail for a while). */
+  wrapBlobs?: (blobs: BlobStore) => BlobStore;
+}
+
+export function startGatewayService(
+  config: GatewayConfig,
+  serviceDeps: GatewayServiceDeps = {},
+): Promise<GatewayService> {
   return startWithCleanup(async (cleanup) => {
     const log = createLogger("gateway", config.LOG_LEVEL);
     const metrics = createGatewayMetrics();
@@ -77,12 +85,13 @@ export function startGatewayService(config: GatewayConfig): Promise<GatewayServi
       log,
     });
     cleanup.defer(() => revocations.close());
-    const blobs = await createNatsBlobStore({
+    const ownBlobs = await createNatsBlobStore({
       js: nats.js,
       namespace: config.NAMESPACE,
       replicas: config.NATS_REPLICAS,
     });
-    cleanup.defer(() => blobs.close());
+    cleanup.defer(() => ownBlobs.close());
+    const blobs = serviceDeps.wrapBlobs?.(ownBlobs) ?? ownBlobs;
     const clients = createServiceClients(
       {
         sessions: config.SESSIONS_ADDR,

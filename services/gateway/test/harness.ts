@@ -15,7 +15,7 @@ import {
 } from "@bas/sessions";
 import { createTestInfra, type TestInfra } from "@bas/testing";
 import { loadGatewayConfig } from "../src/config";
-import { type GatewayService, startGatewayService } from "../src/service";
+import { type GatewayService, type GatewayServiceDeps, startGatewayService } from "../src/service";
 
 export interface Reply {
   status: number;
@@ -63,6 +63,7 @@ export interface StackOptions {
   sessionsEnv?: Record<string, string>;
   /** What the sessions service is started with besides its environment (a clock of the test's, for one). */
   sessionsDeps?: SessionsServiceDeps;
+  gatewayDeps?: GatewayServiceDeps;
 }
 
 /** Real NATS + Postgres (from the jest global setup), the sessions service and the gateway, isolated by namespace. */
@@ -111,7 +112,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ...(browserPool ? { BROWSER_POOL_ADDR: `127.0.0.1:${browserPool.grpcPort}` } : {}),
     ...options.env,
   };
-  const gateway = await startGatewayService(loadGatewayConfig(env));
+  const gateway = await startGatewayService(loadGatewayConfig(env), options.gatewayDeps);
   const baseUrl = `http://127.0.0.1:${gateway.port}`;
 
   async function request(method: string, path: string, opts: RequestOptions = {}): Promise<Reply> {

@@ -6,19 +6,30 @@ import { type Stack, startStack } from "./harness";
 let stack: Stack;
 let blobs: BlobStore;
 const QUOTA = 1_000;
-/** While set, the sessions service cannot delete blobs, as when the blob store is out of reach. */
+/** While set, neither the sessions service nor the gateway can delete blobs, as when the blob store is out of reach. */
 let blobStoreAway = false;
+/** The blobs the gateway stored, in order. */
+const storedByGateway: string[] = [];
+/** How long an upload's blob waits for its commit before it is swept (short here). */
+const UPLOAD_GRACE_MS = 3_000;
+/** The blob store as a service sees it: deletes fail while `blobStoreAway`; `onPut` hears of every blob stored. */
+const failingDeletes =
+  (onPut?: (ref: string) => void) =>
+  (real: BlobStore): BlobStore => ({
+    ...real,
+    delete: (ref) => (blobStoreAway ? Promise.reject(new Error("blob store unreachable")) : real.delete(ref)),
+    async put(data, options) {
+      const ref = await real.put(data, options);
+      onPut?.(ref);
+      return ref;
+    },
+  });
 
 beforeAll(async () => {
   stack = await startStack({
     sessionsEnv: { WORKSPACE_MAX_BYTES: String(QUOTA) },
-    sessionsDeps: {
-      blobSweepMs: 200,
-      wrapBlobs: (real) => ({
-        ...real,
-        delete: (ref) => (blobStoreAway ? Promise.reject(new Error("blob store unreachable")) : real.delete(ref)),
-      }),
-    },
+    sessionsDeps: { blobSweepMs: 200, uploadGraceMs: UPLOAD_GRACE_MS, wrapBlobs: failingDeletes() },
+    gatewayDeps: { wrapBlobs: failingDeletes((ref) => storedByGateway.push(ref)) },
   });
   blobs = await createNatsBlobStore({ js: stack.infra.js, namespace: stack.infra.namespace });
 });
@@ -255,6 +266,33 @@ describe("workspaces", () => {
     await eventually(present, (found) => found.every((p) => !p), 10_000);
     const [kept] = await refsIn(id);
     expect(Buffer.from((await blobs.getBytes(kept))!.data).toString()).toBe("new");
+  });
+
+  it("sweeps the bytes of an upload nobody recorded once its grace is over (its commit refused, its delete failed)", async () => {
+    const id = await newWorkspace();
+    await upload(id, "big.bin", "x".repeat(950), "application/octet-stream");
+    const kept = storedByGateway.at(-1)!;
+    const late = await presign(id, [{ name: "late.bin", contentType: "application/octet-stream", size: 20 }]);
+    await upload(id, "fits.bin", "y".repeat(40), "application/octet-stream");
+    blobStoreAway = true;
+    let orphan: string;
+    try {
+      // Presigned while there was room; over the quota by the time it lands, so the commit is refused.
+      const refused = await put(late.body.files[0].uploadUrl, "z".repeat(20), "application/octet-stream");
+      expect(refused.status).toBe(413);
+      orphan = storedByGateway.at(-1)!;
+      expect(Buffer.from((await blobs.getBytes(orphan))!.data).toString()).toBe("z".repeat(20));
+    } finally {
+      blobStoreAway = false;
+    }
+    await eventually(
+      () => blobs.getBytes(orphan),
+      (found) => found === null,
+      UPLOAD_GRACE_MS + 10_000,
+    );
+    // The files' own bytes stay past their grace: their commits recorded them.
+    expect(Buffer.from((await blobs.getBytes(kept))!.data).toString()).toBe("x".repeat(950));
+    expect((await listing(id)).files.map((f: { path: string }) => f.path)).toEqual(["big.bin", "fits.bin"]);
   });
 
   it("lists one level with shallow: the files right under the prefix, and its folders in their place, paged together", async () => {

@@ -90,6 +90,8 @@ export interface SessionsServiceDeps {
   webhookPollMs?: number;
   /** How often released workspace blobs that are still there are deleted (default 60 s). */
   blobSweepMs?: number;
+  /** How long an upload's blob waits for its commit before it is swept (default 1 h). */
+  uploadGraceMs?: number;
   /** Wraps the blob store this service opens (tests make it fail for a while). */
   wrapBlobs?: (blobs: BlobStore) => BlobStore;
 }
@@ -245,7 +247,7 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     grpc.add(mailboxProto.MailboxService, mailboxServer(mailbox, log));
     const withinLimitIfReopening = createReopenLimit(createDeps);
     const workspaceFiles = createWorkspaces({
-      store: createWorkspaceStore(db),
+      store: createWorkspaceStore(db, deps.uploadGraceMs),
       blobs,
       maxBytes: config.WORKSPACE_MAX_BYTES,
       newId,

@@ -132,6 +132,10 @@ export interface PrepareUploadsResponse {
   files: PreparedUpload[];
 }
 
+export interface ExpectUploadRequest {
+  blobRef: string;
+}
+
 export interface CommitFileRequest {
   projectId: string;
   workspaceId: string;
@@ -1730,6 +1734,79 @@ export const PrepareUploadsResponse: MessageFns<PrepareUploadsResponse> = {
   },
 };
 
+function createBaseExpectUploadRequest(): ExpectUploadRequest {
+  return { blobRef: "" };
+}
+
+export const ExpectUploadRequest: MessageFns<ExpectUploadRequest> = {
+  encode(message: ExpectUploadRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.blobRef !== "") {
+      writer.uint32(10).string(message.blobRef);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExpectUploadRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExpectUploadRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.blobRef = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExpectUploadRequest {
+    return {
+      blobRef: isSet(object.blobRef)
+        ? globalThis.String(object.blobRef)
+        : isSet(object.blob_ref)
+        ? globalThis.String(object.blob_ref)
+        : "",
+    };
+  },
+
+  toJSON(message: ExpectUploadRequest): unknown {
+    const obj: any = {};
+    if (message.blobRef !== "") {
+      obj.blobRef = message.blobRef;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExpectUploadRequest>, I>>(base?: I): ExpectUploadRequest {
+    return ExpectUploadRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExpectUploadRequest>, I>>(object: I): ExpectUploadRequest {
+    const message = createBaseExpectUploadRequest();
+    message.blobRef = object.blobRef ?? "";
+    return message;
+  },
+};
+
 function createBaseCommitFileRequest(): CommitFileRequest {
   return { projectId: "", workspaceId: "", path: "", blobRef: "", size: 0, contentType: "", uploadId: undefined };
 }
@@ -2100,6 +2177,19 @@ export const WorkspacesService = {
     responseDeserialize: (value: Buffer): PrepareUploadsResponse => PrepareUploadsResponse.decode(value),
   },
   /**
+   * A blob about to be stored for an upload: deleted after a grace (an hour) unless CommitFile records it first, so
+   * an upload whose commit never comes (the caller died, or its commit and its own delete both failed) leaves nothing.
+   */
+  expectUpload: {
+    path: "/bas.v1.Workspaces/ExpectUpload" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ExpectUploadRequest): Buffer => Buffer.from(ExpectUploadRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ExpectUploadRequest => ExpectUploadRequest.decode(value),
+    responseSerialize: (value: Empty): Buffer => Buffer.from(Empty.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Empty => Empty.decode(value),
+  },
+  /**
    * Records a stored blob as the file at `path` (replacing the one there); the old blob is deleted. Over the quota:
    * FAILED_PRECONDITION with kind quota_exceeded, and nothing changes (the caller deletes its blob).
    */
@@ -2147,6 +2237,11 @@ export interface WorkspacesServer extends UntypedServiceImplementation {
    * one that counts). A full workspace is FAILED_PRECONDITION with kind quota_exceeded.
    */
   prepareUploads: handleUnaryCall<PrepareUploadsRequest, PrepareUploadsResponse>;
+  /**
+   * A blob about to be stored for an upload: deleted after a grace (an hour) unless CommitFile records it first, so
+   * an upload whose commit never comes (the caller died, or its commit and its own delete both failed) leaves nothing.
+   */
+  expectUpload: handleUnaryCall<ExpectUploadRequest, Empty>;
   /**
    * Records a stored blob as the file at `path` (replacing the one there); the old blob is deleted. Over the quota:
    * FAILED_PRECONDITION with kind quota_exceeded, and nothing changes (the caller deletes its blob).
@@ -2282,6 +2377,25 @@ export interface WorkspacesClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: PrepareUploadsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * A blob about to be stored for an upload: deleted after a grace (an hour) unless CommitFile records it first, so
+   * an upload whose commit never comes (the caller died, or its commit and its own delete both failed) leaves nothing.
+   */
+  expectUpload(
+    request: ExpectUploadRequest,
+    callback: (error: ServiceError | null, response: Empty) => void,
+  ): ClientUnaryCall;
+  expectUpload(
+    request: ExpectUploadRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Empty) => void,
+  ): ClientUnaryCall;
+  expectUpload(
+    request: ExpectUploadRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Empty) => void,
   ): ClientUnaryCall;
   /**
    * Records a stored blob as the file at `path` (replacing the one there); the old blob is deleted. Over the quota:

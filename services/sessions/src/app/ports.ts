@@ -343,9 +343,12 @@ export interface WorkspaceStore {
   deleteFile(workspaceId: string, path: string): Promise<string | null>;
   /**
    * Blobs no file refers to any more (a replaced or deleted file's, a deleted workspace's), oldest first: `commit`,
-   * `deleteFile` and `remove` record them in their own transaction; they stay until `forgetReleased`.
+   * `deleteFile` and `remove` record them in their own transaction; they stay until `forgetReleased`. So do blobs
+   * expected for an upload whose commit did not come within its grace (`expectBlob`).
    */
   releasedBlobs(limit: number): Promise<string[]>;
+  /** A blob about to be stored for an upload: released after a grace unless `commit` records it first. */
+  expectBlob(ref: string): Promise<void>;
   forgetReleased(refs: readonly string[]): Promise<void>;
   /** The paths of the files these v4 uploads stored, as long as no later write replaced them. */
   filesByUpload(workspaceId: string, uploadIds: readonly string[]): Promise<{ uploadId: string; path: string }[]>;

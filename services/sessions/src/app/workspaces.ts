@@ -142,6 +142,9 @@ export function createWorkspaces(deps: WorkspacesDeps) {
       return paths.map((path) => ({ path, willOverride: present.has(path) }));
     },
 
+    /** An upload's blob is about to be stored: it is swept unless `commitFile` records it within the grace. */
+    expectUpload: (blobRef: string) => store.expectBlob(blobRef),
+
     async commitFile(projectId: string, id: string, file: NewWorkspaceFile) {
       const path = normalizeFilePath(file.path);
       const { file: stored, replacedBlobRef } = await store.commit(projectId, id, { ...file, path }, deps.maxBytes);

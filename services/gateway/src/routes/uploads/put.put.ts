@@ -64,6 +64,8 @@ export const route = defineRoute({
       throw new HttpError(400, `Content-Type must be ${grant.contentType}, the type this URL was made for`);
     }
     const ref = newBlobRef(grant.contentType, "workspace");
+    // Told first, the sessions service sweeps the blob should its commit never come (this process dies first).
+    await deps.workspaces.expectUpload({ blobRef: ref });
     const counted = exactly(grant.size);
     // The blob store reads the body through the size check; whichever fails first fails both.
     await Promise.all([

@@ -1,5 +1,5 @@
 import { status } from "@grpc/grpc-js";
-import type { BlobStore } from "@bas/blobs";
+import { type BlobStore, newBlobRef } from "@bas/blobs";
 import { workspaces } from "@bas/proto";
 import { ClientError, connectClient, type PromiseClient, retry } from "@bas/service-kit";
 import { ToolError } from "../../app/browser-errors";
@@ -55,7 +55,10 @@ export function connectWorkspaceFiles(address: string, blobs: BlobStore, outage:
           return stored && { data: stored.data, contentType: file.contentType };
         },
         async write(path, data, contentType) {
-          const blobRef = await blobs.put(data, { contentType, kind: "workspace" });
+          const blobRef = newBlobRef(contentType, "workspace");
+          // Told first, the sessions service sweeps the blob should the commit never come (this runner dies first).
+          await call(() => client.expectUpload({ blobRef }));
+          await blobs.put(data, { contentType, ref: blobRef });
           try {
             const file = await call(() => client.commitFile({ ...ids, path, blobRef, size: data.length, contentType }));
             return file.path;

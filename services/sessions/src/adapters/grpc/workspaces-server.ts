@@ -89,6 +89,10 @@ export function workspacesServer(w: Workspaces, log?: HandlerLog): workspaces.Wo
         }));
         return { files: await w.prepareUploads(...ids(req), uploads) };
       },
+      expectUpload: async (req: workspaces.ExpectUploadRequest) => {
+        await w.expectUpload(blobRefOf(req.blobRef));
+        return {};
+      },
       commitFile: async (req: workspaces.CommitFileRequest) =>
         toFile(
           await w.commitFile(...ids(req), {

@@ -93,7 +93,8 @@ function megabytes(bytes: number): string {
   return `${(bytes / 1_000_000).toFixed(1)} MB`;
 }
 
-export function createWorkspaceStore(db: Kysely<SessionsDb>): WorkspaceStore {
+/** `uploadGraceMs`: how long an expected upload's blob waits for its commit before it is swept (`expectBlob`). */
+export function createWorkspaceStore(db: Kysely<SessionsDb>, uploadGraceMs = 60 * 60_000): WorkspaceStore {
   return {
     async create({ id, projectId, name }) {
       const { rows } = await sql<WorkspaceRow>`insert into workspaces (id, project_id, name, created_at, updated_at)
@@ -211,6 +212,8 @@ export function createWorkspaceStore(db: Kysely<SessionsDb>): WorkspaceStore {
         );
         const replacedBlobRef = replaced && replaced.blob_ref !== file.blobRef ? replaced.blob_ref : null;
         if (replacedBlobRef) await releaseBlobs(trx, [replacedBlobRef]);
+        // A file's blob now: no longer one to sweep (`expectBlob`).
+        await sql`delete from released_blobs where blob_ref = ${file.blobRef}`.execute(trx);
         return { file: fileOf(rows[0]), replacedBlobRef };
       });
     },
@@ -234,9 +237,14 @@ export function createWorkspaceStore(db: Kysely<SessionsDb>): WorkspaceStore {
       });
     },
 
+    async expectBlob(ref) {
+      await sql`insert into released_blobs (blob_ref, released_at)
+        values (${ref}, now() + ${uploadGraceMs} * interval '1 millisecond') on conflict do nothing`.execute(db);
+    },
+
     async releasedBlobs(limit) {
       const { rows } = await sql<{ blob_ref: string }>`select blob_ref from released_blobs
-        order by released_at limit ${limit}`.execute(db);
+        where released_at <= now() order by released_at limit ${limit}`.execute(db);
       return rows.map((r) => r.blob_ref);
     },
 
