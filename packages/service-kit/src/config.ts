@@ -47,7 +47,8 @@ export const envPort = port;
 
 /**
  * Where a gRPC client finds a service: `host:port`, `dns:///host:port` (every address the name resolves to, such as a
- * Kubernetes headless Service's pods) or `ipv4:ip:port,ip:port`. Calls are spread over the addresses round robin.
+ * Kubernetes headless Service's pods) or `ipv4:ip:port,ip:port`; calls to the last two are spread over their addresses
+ * round robin (grpc-client.ts).
  */
 export const grpcTarget = z
   .string()

@@ -49,6 +49,32 @@ test("aborting the signal cancels the call in flight", async () => {
   client.close();
 });
 
+test("a client of one address reaches a server restarted on the same port with its very next call", async () => {
+  const start = async (port: number) => {
+    const server = createGrpcServer();
+    server.add(
+      billing.BillingService,
+      unaryService({
+        getCredit: async () => ({ spentUsd: "0" }),
+        checkBudget: notImplemented,
+        getTotals: notImplemented,
+        batchGetTotals: notImplemented,
+        setCredit: notImplemented,
+        requireCredit: notImplemented,
+      }),
+    );
+    return { server, port: await server.listen("127.0.0.1", port) };
+  };
+  const first = await start(0);
+  const client = connectClient(billing.BillingClient, `127.0.0.1:${first.port}`);
+  await client.getCredit({ projectId: "p" });
+  await first.server.close(0);
+  const again = await start(first.port);
+  await expect(client.getCredit({ projectId: "p" })).resolves.toEqual({ spentUsd: "0" });
+  client.close();
+  await again.server.close(0);
+});
+
 describe("a target with several replicas", () => {
   // Two replicas, each answering with its name; "a" is full, and neither knows project "gone".
   const replicas = ["a", "b"].map((name) => {

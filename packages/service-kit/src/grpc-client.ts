@@ -90,14 +90,17 @@ const RECONNECT_BACKOFF = {
 };
 
 /**
- * How a client picks among a target's addresses: each call goes to the next ready one. With one address (a
- * Service's virtual IP) that is the one connection; with a `dns:///` name of a headless Service, or an `ipv4:` list,
- * calls spread over every replica, where grpc-js's default (the first address that answers) would send them all to
- * one. Replicas that come later are found when the name is resolved again: whenever a connection closes, which the
- * servers make happen every few minutes (grpc-server.ts, CONNECTION_AGE).
+ * A target that names several replicas (a `dns:///` name of a headless Service, an `ipv4:` list) gets its calls spread
+ * over all of them, each to the next ready one (round robin), where grpc-js's default (the first address that answers)
+ * would send them all to one; a replica that is down is passed over. A changed set of replicas (a pod replaced, one
+ * added) is found by resolving the name again: when a connection fails (at most once a second here) and when the
+ * servers close connections, every few minutes (grpc-server.ts, CONNECTION_AGE). A plain `host:port` (one process, or
+ * a Service's virtual IP) keeps the default: one connection, made again on the next call after it drops.
  */
+const manyReplicas = (address: string) => /^(dns|ipv4):/.test(address);
 const ROUND_ROBIN = {
   "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+  "grpc.dns_min_time_between_resolutions_ms": 1_000,
 };
 
 /** Creates a ts-proto client for `address` (see `grpcTarget`) and wraps it. */
@@ -111,7 +114,10 @@ export function connectClient<C extends Client>(
   defaultDeadlineMs?: number,
 ): PromiseClient<C> {
   return promiseClient(
-    new Ctor(address, credentials.createInsecure(), { ...RECONNECT_BACKOFF, ...ROUND_ROBIN }),
+    new Ctor(address, credentials.createInsecure(), {
+      ...RECONNECT_BACKOFF,
+      ...(manyReplicas(address) ? ROUND_ROBIN : {}),
+    }),
     defaultDeadlineMs,
   );
 }
