@@ -68,6 +68,7 @@ import { createLiveView } from "./app/live-view";
 import { createLiveLinks } from "./adapters/crypto/live-links";
 import { createMailboxQueries, mailboxProjection } from "./adapters/pg/mailbox-projection";
 import { mailboxServer } from "./adapters/grpc/mailbox-server";
+import { createMailboxMetrics } from "./adapters/prometheus/mailbox-metrics";
 import { startSmtpReceiver } from "./adapters/smtp/smtp-receiver";
 import { createMailbox } from "./app/mailbox";
 import { mailboxAddress } from "./domain/mail";
@@ -293,6 +294,7 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     cleanup.defer(() => grpc.close());
     const metricsServer = await startMetricsServer(metrics.registry, config.GRPC_HOST, config.METRICS_PORT);
     cleanup.defer(() => metricsServer.close());
+    const mailboxMetrics = createMailboxMetrics(metrics.registry);
     const smtp = await startSmtpReceiver({
       host: config.SMTP_HOST,
       port: config.SMTP_PORT,
@@ -302,6 +304,7 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
       maxClients: 100,
       intake: mailbox,
       log,
+      onReply: mailboxMetrics.reply,
     });
     cleanup.defer(() => smtp.close());
     const health = startHealthMonitor({

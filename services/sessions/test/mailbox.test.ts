@@ -1,6 +1,7 @@
 import { status } from "@grpc/grpc-js";
 import { mailbox } from "@bas/proto";
 import { connectClient, type PromiseClient } from "@bas/service-kit";
+import { scrapeMetrics, sumOf } from "@bas/testing";
 import { createTransport } from "nodemailer";
 import { createRequest, failure, type Harness, newProject, startHarness } from "./harness";
 
@@ -110,4 +111,23 @@ test("a message over the size limit is refused (552), and nothing is kept", asyn
   expect(refused.responseCode).toBe(552);
   expect(refused.response).toMatch(/too big/);
   expect((await mail.listMail({ sessionId: id })).mails).toEqual([]);
+});
+
+test("/metrics counts the mailboxes' SMTP replies by stage and code", async () => {
+  const replies = async () => {
+    const samples = await scrapeMetrics(h.service.metricsPort);
+    const count = (stage: string, code: string) =>
+      sumOf(samples, "bas_mailbox_replies_total", { service: "sessions", stage, code }) ?? 0;
+    return { rcptTaken: count("rcpt", "250"), taken: count("data", "250"), noSuchMailbox: count("rcpt", "550") };
+  };
+  const before = await replies();
+  const { address } = await sessionWithMailbox();
+  await send({ to: address, text: "counted" });
+  expect((await refusal(send({ to: "nobody@mail.test" }))).responseCode).toBe(550);
+  const after = await replies();
+  expect({
+    rcptTaken: after.rcptTaken - before.rcptTaken,
+    taken: after.taken - before.taken,
+    noSuchMailbox: after.noSuchMailbox - before.noSuchMailbox,
+  }).toEqual({ rcptTaken: 1, taken: 1, noSuchMailbox: 1 });
 });

@@ -20,6 +20,8 @@ export interface SmtpReceiverOptions {
   maxClients: number;
   intake: MailIntake;
   log: Logger;
+  /** Told of every reply to a recipient (`rcpt`) or a message (`data`), by its SMTP code (metrics). */
+  onReply?: (stage: "rcpt" | "data", code: number) => void;
 }
 
 export interface SmtpReceiver {
@@ -88,6 +90,13 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
     log.debug({ recipients: session.envelope.rcptTo.length, delivered, bytes: kept }, "mail received");
   }
 
+  const replied = (stage: "rcpt" | "data", code: number) => options.onReply?.(stage, code);
+  const refused = (stage: "rcpt" | "data", err: unknown) => {
+    const refusal = smtpRefusal(err);
+    replied(stage, refusal.responseCode);
+    return refusal;
+  };
+
   const server = new SMTPServer({
     name: options.domain,
     banner: "temporary mailboxes",
@@ -99,17 +108,23 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
     logger: false,
     onRcptTo(address, session, callback) {
       onRcptTo(address.address, session).then(
-        () => callback(),
-        (err) => callback(smtpRefusal(err)),
+        () => {
+          replied("rcpt", 250);
+          callback();
+        },
+        (err) => callback(refused("rcpt", err)),
       );
     },
     onData(stream, session, callback) {
       onData(stream, session).then(
-        () => callback(),
+        () => {
+          replied("data", 250);
+          callback();
+        },
         (err) => {
           // The rest of the message must still be read, or the connection stalls.
           stream.resume();
-          callback(smtpRefusal(err));
+          callback(refused("data", err));
         },
       );
     },
