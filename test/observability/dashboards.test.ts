@@ -4,6 +4,7 @@ import { createBillingMetrics } from "@bas/billing/src/adapters/prometheus/billi
 import { createBrowserPoolMetrics } from "@bas/browser-pool/src/adapters/prometheus/browser-pool-metrics";
 import { createGatewayMetrics } from "@bas/gateway/src/adapters/prometheus/gateway-metrics";
 import { createRunnerMetrics } from "@bas/runner/src/adapters/prometheus/runner-metrics";
+import { createMailboxMetrics } from "@bas/sessions/src/adapters/prometheus/mailbox-metrics";
 import { createServiceMetrics } from "@bas/service-kit";
 import { promqlMetricNames } from "./promql-metric-names";
 
@@ -30,13 +31,15 @@ const dashboards = readdirSync(DASHBOARDS)
   .map((file) => ({ file, dashboard: JSON.parse(readFileSync(join(DASHBOARDS, file), "utf8")) as Dashboard }));
 
 /**
- * The series names the services export, from the registries the services build (sessions exports only what every
- * service does); a histogram `x` is read as `x_bucket`, `x_sum` and `x_count`.
+ * The series names the services export, from the registries the services build (sessions: what every service
+ * exports, and its mailboxes'); a histogram `x` is read as `x_bucket`, `x_sum` and `x_count`.
  */
 function exportedSeries(): Set<string> {
+  const sessions = createServiceMetrics("sessions");
+  createMailboxMetrics(sessions.registry);
   const registries = [
     createGatewayMetrics(),
-    createServiceMetrics("sessions"),
+    sessions,
     createBrowserPoolMetrics(),
     createRunnerMetrics(),
     createBillingMetrics(),
