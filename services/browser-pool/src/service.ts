@@ -7,10 +7,13 @@ import {
   createNatsEventStore,
   createProjectionRunner,
   ensureStreams,
-  migrate,
   type EventConsumer,
+  fold,
+  migrate,
   streamNames,
 } from "@bas/event-store";
+import { browserDecider } from "./domain/decider";
+import { BROWSER_AGGREGATE, type BrowserEvent } from "./domain/events";
 import { browserPool as proto } from "@bas/proto";
 import {
   connectNats,
@@ -250,10 +253,10 @@ export function startBrowserPoolService(
       readModel: profileQueries,
       settle: (sequence) =>
         profilesRunner.waitFor(sequence, 5_000).catch((err) => log.warn({ err, sequence }, "read model lags behind")),
-      // A stop this node answered early is read as such (a create right after a stop, with the same profile).
-      isStopped: async (projectId, browserId) => {
-        await pool.caughtUp(browserId);
-        return (await readModel.find(projectId, browserId))?.status === "stopped";
+      // From the browser's events: a stop decided a moment ago, on this node or another, is read as such.
+      isStopped: async (_projectId, browserId) => {
+        const { events } = await store.load<BrowserEvent>({ type: BROWSER_AGGREGATE, id: browserId });
+        return fold(browserDecider, events).status === "stopped";
       },
       now,
       newId,

@@ -1,6 +1,6 @@
 import { removeEach } from "@bas/blobs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type EventStore, handleCommand, type Handled } from "@bas/event-store";
+import { type EventStore, fold, handleCommand, type Handled } from "@bas/event-store";
 import { IllegalStateError, NotFoundError } from "@bas/errors";
 import { PROFILE_AGGREGATE, type ProfileCommand, profileDecider, type ProfileEvent } from "../domain/profile";
 import type { ProfileStates, ProfileView, SavedProfile } from "./ports";
@@ -22,7 +22,10 @@ export interface ProfilesDeps {
   log: { warn(o: object, msg: string): void };
   /** Waits until the read model has applied the event at `sequence`. */
   settle(sequence: number): Promise<void>;
-  /** Whether a browser is recorded as stopped (its profile can be taken over). */
+  /**
+   * Whether a browser is recorded as stopped (its profile can be taken over), from its events, not a read model: the
+   * stop may have been decided on another node a moment ago.
+   */
   isStopped(projectId: string, browserId: string): Promise<boolean>;
   now(): Date;
   newId(): string;
@@ -56,6 +59,16 @@ export function createProfiles(deps: ProfilesDeps) {
   async function settled(handled: Handled<ProfileEvent, unknown>) {
     const last = handled.events.at(-1);
     if (last) await deps.settle(last.sequence);
+  }
+
+  /**
+   * The browser that has the profile open, from its events: a read model may not show an open or close yet that
+   * another node decided a moment ago.
+   */
+  async function holderOf(profileId: string): Promise<string | null> {
+    const { events } = await deps.store.load<ProfileEvent>({ type: PROFILE_AGGREGATE, id: profileId });
+    const state = fold(profileDecider, events);
+    return state.status === "live" ? state.openBy : null;
   }
 
   async function get(projectId: string, profileId: string): Promise<ProfileView> {
@@ -113,7 +126,10 @@ export function createProfiles(deps: ProfilesDeps) {
           const stateRef = handled.state.status === "none" ? null : handled.state.stateRef;
           return { stateRef, shown: settled(handled) };
         } catch (err) {
-          const holder = err instanceof IllegalStateError && (await deps.readModel.find(projectId, profileId))?.openBy;
+          if (!(err instanceof IllegalStateError)) throw err;
+          const holder = await holderOf(profileId);
+          // Closed since the open was refused (the holder's save just landed): open it now.
+          if (holder === null && !takenOver) continue;
           if (takenOver || !holder || !(await deps.isStopped(projectId, holder))) throw err;
           if (Date.now() < takeOverAt) {
             await sleep(SAVE_POLL_MS);
