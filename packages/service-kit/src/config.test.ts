@@ -1,4 +1,5 @@
-import { ConfigError, grpcTarget, loadConfig } from "./config";
+import { z } from "zod";
+import { ConfigError, grpcTarget, jsonEnv, loadConfig } from "./config";
 
 const load = (ADDR: string) => loadConfig({ ADDR: grpcTarget }, { ADDR });
 
@@ -14,3 +15,12 @@ test.each(["sessions", "http://sessions:50051", "dns:///sessions", "ipv4:10.0.0.
     expect(() => load(target)).toThrow("ADDR: expected host:port, dns:///host:port or ipv4:ip:port,ip:port");
   },
 );
+
+test("a JSON variable is parsed and checked; absent or blank, it is the empty value; bad JSON is named", () => {
+  const shape = { LIST: jsonEnv(z.array(z.number()), []) };
+  expect(loadConfig(shape, { LIST: "[1,2]" })).toEqual({ LIST: [1, 2] });
+  expect(loadConfig(shape, {})).toEqual({ LIST: [] });
+  expect(loadConfig(shape, { LIST: " " })).toEqual({ LIST: [] });
+  expect(() => loadConfig(shape, { LIST: "[1," })).toThrow("LIST: expected JSON");
+  expect(() => loadConfig(shape, { LIST: '["a"]' })).toThrow(ConfigError);
+});

@@ -45,6 +45,22 @@ export const commonEnv = {
 
 export const envPort = port;
 
+/** A variable holding JSON, checked against `schema`; absent or blank, it is `empty`. */
+export const jsonEnv = <T extends z.ZodType>(schema: T, empty: unknown) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (!raw?.trim()) return empty;
+      try {
+        return JSON.parse(raw) as unknown;
+      } catch {
+        ctx.addIssue({ code: "custom", message: "expected JSON" });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+
 /**
  * Where a gRPC client finds a service: `host:port`, `dns:///host:port` (every address the name resolves to, such as a
  * Kubernetes headless Service's pods) or `ipv4:ip:port,ip:port`; calls to the last two are spread over their addresses

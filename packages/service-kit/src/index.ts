@@ -1,4 +1,4 @@
-export { commonEnv, ConfigError, envPort, grpcTarget, loadConfig } from "./config";
+export { commonEnv, ConfigError, envPort, grpcTarget, jsonEnv, loadConfig } from "./config";
 export { type CleanupStack, createCleanupStack, startWithCleanup } from "./cleanup-stack";
 export { createLogger, type Logger } from "./logger";
 export { startTelemetry, type Telemetry } from "./telemetry";

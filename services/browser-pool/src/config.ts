@@ -1,6 +1,6 @@
 import { hostname, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { commonEnv, envPort, loadConfig } from "@bas/service-kit";
+import { commonEnv, envPort, jsonEnv, loadConfig } from "@bas/service-kit";
 import { z } from "zod";
 import { parseEgressRules } from "@bas/egress-policy";
 
@@ -37,21 +37,6 @@ const toleration = z.strictObject({
   effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional(),
   tolerationSeconds: z.number().int().optional(),
 });
-
-/** JSON in a variable, then checked against `schema`. */
-const jsonOf = <T extends z.ZodType>(schema: T, fallback: string) =>
-  z
-    .string()
-    .default(fallback)
-    .transform((text, ctx) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        ctx.addIssue({ code: "custom", message: "expected JSON" });
-        return z.NEVER;
-      }
-    })
-    .pipe(schema);
 
 /** A comma-separated list of `host[:port]` / CIDR entries, parsed and checked at start. */
 const egressRules = z
@@ -166,7 +151,7 @@ const browserPoolEnv = {
   /** Nodes browser pods may run on (`k=v,k=v` of node labels), e.g. a node pool of their own; default any. */
   K8S_BROWSER_NODE_SELECTOR: labelPairs(""),
   /** Taints browser pods tolerate: a JSON list of Kubernetes tolerations (those nodes' taints). */
-  K8S_BROWSER_TOLERATIONS: jsonOf(z.array(toleration), "[]"),
+  K8S_BROWSER_TOLERATIONS: jsonEnv(z.array(toleration), []),
   /** RuntimeClass of browser pods (e.g. gvisor, kata): a sandbox of the node's own around each browser. */
   K8S_BROWSER_RUNTIME_CLASS: z
     .string()

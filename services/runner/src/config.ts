@@ -1,22 +1,6 @@
-import { commonEnv, envPort, grpcTarget, loadConfig } from "@bas/service-kit";
+import { commonEnv, envPort, grpcTarget, jsonEnv, loadConfig } from "@bas/service-kit";
 import { z } from "zod";
 import { modelRoutesSchema } from "./domain/model-routes";
-
-/** A JSON-valued variable checked against a schema; absent or empty = `{}`. */
-const jsonOf = <T extends z.ZodType>(schema: T) =>
-  z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
-      if (!raw?.trim()) return {};
-      try {
-        return JSON.parse(raw);
-      } catch {
-        ctx.addIssue({ code: "custom", message: "expected JSON" });
-        return z.NEVER;
-      }
-    })
-    .pipe(schema);
 
 /** AES-256 needs 32 bytes: 64 hex characters or base64 of 32 bytes. */
 const key32 = z
@@ -49,7 +33,7 @@ export const runnerEnv = {
   /** One provider model for every model value on the default route (e.g. a local server with one model). */
   LLM_MODEL: z.string().min(1).optional(),
   /** JSON: model value (or "*") → {baseUrl?, model?, apiKey?, provider?, vision?, reasoning?, toolChoice?}. */
-  MODEL_ROUTES: jsonOf(modelRoutesSchema),
+  MODEL_ROUTES: jsonEnv(modelRoutesSchema, {}),
   /** Path of a JSON model catalog (see @bas/models); default: the built-in one. */
   MODEL_CATALOG: z.string().optional(),
   LLM_TIMEOUT_MS: int(120_000),
