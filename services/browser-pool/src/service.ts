@@ -37,6 +37,7 @@ import { browserCostsProjection } from "./adapters/pg/browser-costs-projection";
 import { type BrowserPoolDb, browsersProjection, createBrowserReadModel } from "./adapters/pg/browsers-projection";
 import { createUsageStore, usageMigrations } from "./adapters/pg/usage-store";
 import { createNodeRegistry, nodeMigrations } from "./adapters/pg/node-registry";
+import { admissionMigrations, createProjectAdmissions } from "./adapters/pg/project-admissions";
 import { createBrowserPoolMetrics } from "./adapters/prometheus/browser-pool-metrics";
 import { createLauncher } from "./adapters/browser-launcher";
 import { createFfmpegRecorder } from "./adapters/recording/ffmpeg-recorder";
@@ -166,6 +167,8 @@ export function startBrowserPoolService(
     await ensureStreams(nats.jsm, streams, config.NATS_REPLICAS);
     await migrate(db, "browser_pool", usageMigrations);
     await migrate(db, "browser_pool_nodes", nodeMigrations);
+    await migrate(db, "browser_pool_admissions", admissionMigrations);
+    const admissions = createProjectAdmissions(db, config.NODE_ID);
     const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
     const readModel = createBrowserReadModel(db);
     const runnerFor = (projection: EventConsumer) =>
@@ -273,7 +276,7 @@ export function startBrowserPoolService(
         limits: { perProject: config.MAX_BROWSERS_PER_PROJECT, perNode: config.MAX_BROWSERS_PER_NODE },
       },
       store,
-      readModel,
+      admissions,
       cdp,
       launcher,
       warm,
@@ -314,6 +317,7 @@ export function startBrowserPoolService(
       log,
     });
     cleanup.defer(() => nodes.stop());
+    await admissions.forgetNode();
     await recoverBrowsers({ readModel, nodeId: config.NODE_ID, driver, launcher, pool, usage, now, log });
     await usage.flush();
     usage.start(config.USAGE_INTERVAL_MS);

@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { scrapeMetrics, sumOf } from "@bas/testing";
 import puppeteer from "puppeteer-core";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
@@ -70,6 +73,75 @@ describe("a project at exactly its limit", () => {
       expect([round, refused]).toEqual([round, []]);
       const ids = results.map((r) => (r as PromiseFulfilledResult<{ id: string }>).value.id);
       await Promise.all(ids.map((browserId) => h.client.stopBrowser({ projectId: project, browserId })));
+    }
+  });
+});
+
+describe("a project's limit across nodes", () => {
+  // Two nodes on one database, as replicas behind one address: a burst of one project's creates spread over both.
+  const LIMIT = 3;
+  const env = { MAX_BROWSERS_PER_PROJECT: String(LIMIT), MAX_BROWSERS_PER_NODE: "20", WARM_POOL_SIZE: String(LIMIT) };
+  let nodes: PoolHarness[] = [];
+  let otherDir: string;
+  beforeAll(async () => {
+    const first = await startPoolHarness(env);
+    otherDir = mkdtempSync(join(tmpdir(), "bas-bp-limit-"));
+    nodes = [first, await startPoolHarness(env, {}, { infra: first.infra, dataDir: otherDir })];
+  });
+  afterAll(async () => {
+    for (const node of [...nodes].reverse()) await node.close();
+    rmSync(otherDir, { recursive: true, force: true });
+  });
+
+  test("holds when both nodes admit at the same instant, and a project below it still gets every browser", async () => {
+    const project = randomUUID();
+    /**
+     * Stops them, and waits until they no longer count: the read model shows them stopped (for the other node; a read
+     * on the node that answered the stop waits for that) and their own node has ended them.
+     */
+    async function stopAll(ids: string[]) {
+      const stop = (browserId: string) => nodes[0].client.stopBrowser({ projectId: project, browserId });
+      await Promise.all(ids.map(stop));
+      for (const browserId of ids) {
+        expect(await nodes[0].client.getBrowser({ projectId: project, browserId })).toMatchObject({
+          status: "stopped",
+        });
+      }
+      await eventually(async () => {
+        const running = nodes.flatMap((node) => node.service.liveBrowserIds()).filter((id) => ids.includes(id));
+        return running.length === 0 || undefined;
+      });
+    }
+    for (let round = 0; round < 3; round++) {
+      await Promise.all(nodes.map((node) => node.service.warmPoolFilled()));
+      // Twice the limit at once, half on each node: each node alone would find room for all of its half.
+      const results = await Promise.allSettled(
+        Array.from({ length: 2 * LIMIT }, (_, i) =>
+          nodes[i % 2].client.createBrowser({
+            projectId: project,
+            settings: { allowedDomains: [], record: false },
+            timeoutMinutes: 0,
+            metadata: {},
+          }),
+        ),
+      );
+      const created = results.flatMap((r) => (r.status === "fulfilled" ? [r.value.id] : []));
+      const refused = results.flatMap((r) => (r.status === "rejected" ? [(r.reason as { kind: string }).kind] : []));
+      expect([round, created.length, refused]).toEqual([round, LIMIT, Array(LIMIT).fill("limit_exceeded")]);
+      await stopAll(created);
+      // Below the limit again, every browser asked for comes, whichever node each request reaches.
+      await Promise.all(nodes.map((node) => node.service.warmPoolFilled()));
+      const again = await Promise.all(
+        Array.from({ length: LIMIT }, (_, i) =>
+          nodes[(i + round) % 2].client.createBrowser({
+            projectId: project,
+            settings: { allowedDomains: [], record: false },
+            timeoutMinutes: 0,
+            metadata: {},
+          }),
+        ),
+      );
+      await stopAll(again.map(({ id }) => id));
     }
   });
 });

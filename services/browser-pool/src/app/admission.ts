@@ -1,32 +1,43 @@
 import { LimitExceededError } from "@bas/errors";
 import { type BrowserLimits, checkBrowserLimits } from "../domain/browser-limits";
+import { createKeyedLock } from "./keyed-lock";
+import type { ProjectAdmissions } from "./ports";
 
 export interface AdmissionDeps {
   limits: BrowserLimits;
-  /** Browsers of the project launching or running on other nodes. */
-  countElsewhere(projectId: string): Promise<number>;
+  /** The project's browsers on other nodes, admitted there or recorded. */
+  elsewhere: Pick<ProjectAdmissions, "admit" | "countElsewhere">;
   /** This node's running browsers. */
   local: { countForProject(projectId: string): number; readonly size: number };
 }
 
+/** A browser's place under the limits, taken before it launches. */
+export interface AdmissionSlot {
+  /**
+   * Gives the place on this node back (once; later calls do nothing). Give it back in the same synchronous step the
+   * browser joins `local`, so it never counts twice.
+   */
+  release(): void;
+}
+
 /**
- * Counts a browser in against the project's and the node's maximum before it launches. Launches in flight count
- * too, and the check and the count happen in one synchronous step, so concurrent requests cannot both slip in.
+ * Counts a browser in against the project's and the node's maximum before it launches. This node's launches in flight
+ * count too, and a project's admissions here take turns, so concurrent requests here cannot both slip in; the other
+ * nodes' browsers count through `elsewhere`, under a lock every node takes, so a burst spread over the replicas cannot
+ * either.
  */
 export function createAdmission(deps: AdmissionDeps) {
   const pending = new Map<string, number>();
   let pendingTotal = 0;
-  async function projectCount(projectId: string): Promise<number> {
-    const elsewhere = await deps.countElsewhere(projectId);
-    return elsewhere + deps.local.countForProject(projectId) + (pending.get(projectId) ?? 0);
-  }
+  const inTurn = createKeyedLock();
   return {
     /**
      * The project's browsers (launching or running, every node) against its maximum, taking nothing; throws
      * LimitExceededError, saying what a caller creating a session can do, when there is no room for one more.
      */
     async capacity(projectId: string): Promise<{ active: number; limit: number }> {
-      const active = await projectCount(projectId);
+      const elsewhere = await deps.elsewhere.countElsewhere(projectId);
+      const active = elsewhere + deps.local.countForProject(projectId) + (pending.get(projectId) ?? 0);
       const limit = deps.limits.perProject;
       if (active >= limit) {
         throw new LimitExceededError(
@@ -36,30 +47,36 @@ export function createAdmission(deps: AdmissionDeps) {
       return { active, limit };
     },
     /**
-     * Takes a slot, or throws LimitExceededError (the project's maximum) or AtCapacityError (this node's); the returned function gives the slot back (once; later calls do
-     * nothing). Give it back in the same synchronous step the browser joins `local`, so it never counts twice.
+     * Takes a place for `browserId`, or throws LimitExceededError (the project's maximum) or AtCapacityError (this
+     * node's).
      */
-    async admit(projectId: string): Promise<() => void> {
-      const elsewhere = await deps.countElsewhere(projectId);
-      const mine = pending.get(projectId) ?? 0;
-      checkBrowserLimits(
-        {
-          project: elsewhere + deps.local.countForProject(projectId) + mine,
-          node: deps.local.size + pendingTotal,
-        },
-        deps.limits,
-      );
-      pending.set(projectId, mine + 1);
-      pendingTotal += 1;
-      let held = true;
-      return () => {
-        if (!held) return;
-        held = false;
-        const left = (pending.get(projectId) ?? 1) - 1;
-        if (left > 0) pending.set(projectId, left);
-        else pending.delete(projectId);
-        pendingTotal -= 1;
-      };
+    async admit(projectId: string, browserId: string): Promise<AdmissionSlot> {
+      // One at a time per project on this node: each counts the admissions before it here as they were decided.
+      return inTurn(projectId, async () => {
+        const mine = pending.get(projectId) ?? 0;
+        const here = deps.local.countForProject(projectId) + mine;
+        checkBrowserLimits({ project: here, node: deps.local.size + pendingTotal }, deps.limits);
+        pending.set(projectId, mine + 1);
+        pendingTotal += 1;
+        let held = true;
+        const release = () => {
+          if (!held) return;
+          held = false;
+          const left = (pending.get(projectId) ?? 1) - 1;
+          if (left > 0) pending.set(projectId, left);
+          else pending.delete(projectId);
+          pendingTotal -= 1;
+        };
+        try {
+          const limit = deps.limits.perProject;
+          const elsewhere = await deps.elsewhere.admit({ projectId, browserId, here: here + 1, limit });
+          checkBrowserLimits({ project: elsewhere + here, node: 0 }, deps.limits);
+        } catch (err) {
+          release();
+          throw err;
+        }
+        return { release };
+      });
     },
   };
 }

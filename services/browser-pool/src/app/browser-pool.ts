@@ -16,13 +16,13 @@ import {
 } from "../domain/browser-settings";
 import { type BrowserView, viewFromState } from "../domain/browser-view";
 import type {
-  BrowserReadModel,
   BrowserRecord,
   CdpEndpoints,
   Launched,
   Launcher,
   PoolMetrics,
   ProfileStates,
+  ProjectAdmissions,
   DownloadedFile,
   DownloadWatcher,
   ScreenRecorder,
@@ -48,7 +48,8 @@ export interface BrowserPoolConfig {
 export interface BrowserPoolDeps {
   config: BrowserPoolConfig;
   store: EventStore;
-  readModel: Pick<BrowserReadModel, "countLiveElsewhere">;
+  /** The project's browsers on the other nodes, for its limit. */
+  admissions: ProjectAdmissions;
   cdp: CdpEndpoints;
   launcher: Launcher;
   warm: WarmPool;
@@ -122,7 +123,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
 
   const admission = createAdmission({
     limits: config.limits,
-    countElsewhere: (projectId) => deps.readModel.countLiveElsewhere(projectId, config.nodeId),
+    elsewhere: deps.admissions,
     local: live,
   });
 
@@ -288,10 +289,15 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     const metadata = checkMetadata(input.metadata ?? {});
     const cannotRecord = settings.record ? deps.recorder.problem() : undefined;
     if (cannotRecord) throw new BrowserUnavailableError(cannotRecord);
-    const release = await admission.admit(input.projectId);
+    const warm = isWarmEligible(settings) ? deps.warm.take() : undefined;
+    const id = warm?.id ?? deps.newId();
+    const { release } = await admission.admit(input.projectId, id).catch((err) => {
+      if (warm) deps.warm.putBack(warm);
+      throw err;
+    });
+    /** Whether the browser's request is in the event store: until then the other nodes count its admission. */
+    let recorded = false;
     try {
-      const warm = isWarmEligible(settings) ? deps.warm.take() : undefined;
-      const id = warm?.id ?? deps.newId();
       const secret = newCdpSecret();
       const request = {
         projectId: input.projectId,
@@ -319,6 +325,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
           await fitted.catch(() => undefined);
           return disposing(warm)(err);
         });
+        recorded = true;
         serve(id, handled.state, warm, release, fitted);
         answeredEarly(id, handled);
         acquired("warm");
@@ -333,6 +340,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         await freeProfile();
         throw err;
       });
+      recorded = true;
       let launched: Launched;
       let downloads: ReturnType<typeof watchDownloads>;
       /** Ends a launched browser nobody will be served, its downloads no longer watched. */
@@ -375,6 +383,11 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       return { view: viewFromState(id, started.state), secret };
     } finally {
       release();
+      if (!recorded) {
+        deps.admissions
+          .withdraw(id)
+          .catch((err) => log.warn({ err, browserId: id }, "an admission not used could not be withdrawn; it expires"));
+      }
     }
   }
 

@@ -28,8 +28,6 @@ export interface BrowserReadModel {
   find(projectId: string, browserId: string): Promise<BrowserView | undefined>;
   /** A project's browsers, newest first. */
   list(projectId: string, page: { number: number; size: number }): Promise<{ views: BrowserView[]; total: number }>;
-  /** Browsers of a project that are launching or running on nodes other than `exceptNode`. */
-  countLiveElsewhere(projectId: string, exceptNode: string): Promise<number>;
   /** Every browser a node launched that is not recorded as stopped: what a restart must adopt or close. */
   liveOnNode(nodeId: string): Promise<BrowserRecord[]>;
   /** The newest browser of a session, whatever its status, with its CDP secret. */
@@ -275,6 +273,25 @@ export interface ProfileStates {
 export interface PoolMetrics {
   /** A browser was handed out, taken from the warm pool or launched for the caller, `seconds` after it was asked. */
   acquired(source: "warm" | "cold", seconds: number): void;
+}
+
+/**
+ * A project's browsers on the other nodes (Postgres): the ones they launch or run, and the ones they have admitted
+ * but not recorded yet, so that a burst of creates spread over every replica cannot overshoot a project's limit.
+ */
+export interface ProjectAdmissions {
+  /**
+   * Under a lock every node takes for the project: counts the project's browsers elsewhere and, if `here` (this node's
+   * browsers of the project with this one) fits beside them under `limit`, admits this browser, so the other nodes
+   * count it until the read model shows it. Returns the count elsewhere.
+   */
+  admit(request: { projectId: string; browserId: string; here: number; limit: number }): Promise<number>;
+  /** The count elsewhere alone, admitting nothing. */
+  countElsewhere(projectId: string): Promise<number>;
+  /** A browser admitted here will not be recorded after all (its create failed first). */
+  withdraw(browserId: string): Promise<void>;
+  /** Admissions this node made before it restarted: their creates are gone with that process. */
+  forgetNode(): Promise<void>;
 }
 
 /**

@@ -4,19 +4,25 @@ import { createWarmPool } from "./warm-pool";
 /** A pool of two whose launches are counted; the browsers are stand-ins that only need to report an exit. */
 function countedPool() {
   const launched: string[] = [];
+  const disposed: string[] = [];
+  const exits = new Map<string, (detail: string) => void>();
   let next = 0;
   const pool = createWarmPool({
     size: 2,
     newId: () => `b${next++}`,
     async launch(id) {
       launched.push(id);
-      return { id, running: { onExit: () => undefined }, dispose: async () => undefined } as unknown as Launched;
+      return {
+        id,
+        running: { onExit: (listener: (detail: string) => void) => exits.set(id, listener) },
+        dispose: async () => void disposed.push(id),
+      } as unknown as Launched;
     },
     log: { info: () => undefined, warn: () => undefined },
     refillDelayMs: 0,
     spareRefillDelayMs: 60_000,
   });
-  return { pool, launched };
+  return { pool, launched, disposed, exit: (id: string) => exits.get(id)?.("gone") };
 }
 
 async function until(check: () => boolean) {
@@ -38,5 +44,29 @@ test("while an idle browser remains, the refill waits; the take that empties the
   await until(() => launched.length === 4);
   await pool.filled();
   expect(pool.ids()).toEqual(["b2", "b3"]);
+  await pool.close();
+});
+
+test("a browser taken for a request refused before it was used is put back first in line, unless it died meanwhile", async () => {
+  const { pool, launched, disposed, exit } = countedPool();
+  pool.start();
+  await pool.filled();
+  const taken = pool.take();
+  if (!taken) throw new Error("no idle browser");
+  pool.putBack(taken);
+  expect(pool.ids()).toEqual(["b0", "b1"]);
+  // Back in the pool, it is still watched: it dies and is replaced.
+  exit("b0");
+  expect(disposed).toEqual(["b0"]);
+  await until(() => pool.idle === 2);
+
+  const again = pool.take();
+  if (!again) throw new Error("no idle browser");
+  exit(again.id);
+  pool.putBack(again);
+  expect(pool.ids()).not.toContain(again.id);
+  expect(disposed).toEqual(["b0", again.id]);
+  await pool.filled();
+  expect(launched).toHaveLength(4);
   await pool.close();
 });

@@ -30,6 +30,8 @@ export interface WarmPoolDeps {
  */
 export function createWarmPool(deps: WarmPoolDeps) {
   const idle: Launched[] = [];
+  /** Browsers that went away by themselves, idle or taken. */
+  const exited = new WeakSet<Launched>();
   let launching: Promise<void> | undefined;
   let closed = false;
   const closing = new AbortController();
@@ -52,6 +54,7 @@ export function createWarmPool(deps: WarmPoolDeps) {
           return;
         }
         browser.running.onExit((detail) => {
+          exited.add(browser);
           const at = idle.indexOf(browser);
           if (at < 0) return;
           idle.splice(at, 1);
@@ -78,6 +81,18 @@ export function createWarmPool(deps: WarmPoolDeps) {
       const delay = idle.length > 0 ? (deps.spareRefillDelayMs ?? 1_000) : (deps.refillDelayMs ?? 100);
       setTimeout(() => void refill(), delay).unref();
       return browser;
+    },
+    /**
+     * A browser taken for a request that was refused before it was used (the project's limit on other nodes): idle
+     * again, first in line. Nobody else has seen it, so it is as fresh as before.
+     */
+    putBack(browser: Launched): void {
+      if (closed || exited.has(browser)) {
+        void browser.dispose();
+        void refill();
+        return;
+      }
+      idle.unshift(browser);
     },
     get idle() {
       return idle.length;

@@ -201,17 +201,6 @@ async function listBrowsers(
 }
 
 /** Browsers of a project that are launching or running on nodes other than `exceptNode`. */
-async function countLiveElsewhere(db: Kysely<BrowserPoolDb>, projectId: string, exceptNode: string): Promise<number> {
-  const row = await db
-    .selectFrom(BROWSERS_TABLE)
-    .select((eb) => eb.fn.countAll<string>().as("n"))
-    .where("project_id", "=", projectId)
-    .where("status", "<>", "stopped")
-    .where("node_id", "<>", exceptNode)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
 /** Every browser a node launched that is not recorded as stopped: what a restart must adopt or close. */
 async function liveOnNode(db: Kysely<BrowserPoolDb>, nodeId: string): Promise<BrowserRecordRow[]> {
   return db
@@ -280,7 +269,6 @@ export function createBrowserReadModel(db: Kysely<BrowserPoolDb>): BrowserReadMo
       const { rows, total } = await listBrowsers(db, projectId, page);
       return { views: rows.map(viewFromRow), total };
     },
-    countLiveElsewhere: (projectId, exceptNode) => countLiveElsewhere(db, projectId, exceptNode),
     liveOnNode: async (nodeId) => (await liveOnNode(db, nodeId)).map(recordFromRow),
     async latestForSession(sessionId) {
       const row = await latestForSession(db, sessionId);
