@@ -111,7 +111,14 @@ test("every answer of the runs and sessions API conforms to the schema the docum
   // Webhooks (a public address: registered, though this machine cannot reach it).
   const hook = (await call("POST", "/api/v4/webhooks", "/api/v4/webhooks", { url: "http://93.184.216.34/h" })).body;
   await call("GET", "/api/v4/webhooks", "/api/v4/webhooks");
-  await call("GET", "/api/v4/webhooks/{id}/deliveries", `/api/v4/webhooks/${hook.id}/deliveries`);
+  const log = (await call("GET", "/api/v4/webhooks/{id}/deliveries", `/api/v4/webhooks/${hook.id}/deliveries`)).body;
+  await call("POST", "/api/v4/webhooks/{id}/rotate-secret", `/api/v4/webhooks/${hook.id}/rotate-secret`);
+  // Its test event is still being tried: not one to resend yet.
+  const resend = `/api/v4/webhooks/${hook.id}/deliveries/${log.deliveries[0].id}/resend`;
+  expect((await call("POST", "/api/v4/webhooks/{id}/deliveries/{deliveryId}/resend", resend)).status).toBe(409);
+  const chosen = { url: "http://93.184.216.34/runs", events: ["run.status_update"] };
+  const runsOnly = (await call("POST", "/api/v4/webhooks", "/api/v4/webhooks", chosen)).body;
+  expect((await stack.request("DELETE", `/api/v4/webhooks/${runsOnly.id}`)).status).toBe(204);
   const closed = await call("POST", "/api/v4/webhooks", "/api/v4/webhooks", { url: "http://10.0.0.1/h" });
   expect(closed.status).toBe(422);
   expect((await stack.request("DELETE", `/api/v4/webhooks/${hook.id}`)).status).toBe(204);

@@ -60,11 +60,21 @@ afterAll(async () => {
 const verifies = (r: Received, secret: string) =>
   createHmac("sha256", secret).update(`${r.timestamp}.${r.raw}`).digest("hex") === r.signature;
 
-async function register(key?: string) {
-  const reply = await stack.request("POST", "/api/v4/webhooks", { body: { url: receiverUrl }, key });
+async function register(key?: string, events?: string[]) {
+  const reply = await stack.request("POST", "/api/v4/webhooks", { body: { url: receiverUrl, events }, key });
   expect(reply.status).toBe(200);
-  return reply.body as { id: string; url: string; secret: string };
+  return reply.body as { id: string; url: string; secret: string; events: string[] };
 }
+
+type LoggedDelivery = { id: string; eventType: string; state: string; attempts: number; body: string };
+const deliveriesOf = async (hookId: string): Promise<LoggedDelivery[]> =>
+  (await stack.request("GET", `/api/v4/webhooks/${hookId}/deliveries`)).body.deliveries;
+/** The endpoint's log once every delivery in it is over (delivered or failed). */
+const settledLog = (hookId: string) =>
+  eventually(
+    () => deliveriesOf(hookId),
+    (list) => list.every((d) => d.state !== "pending"),
+  );
 
 const runUpdates = (runId: string) =>
   received.filter((r) => r.body.type === "run.status_update" && r.body.payload.run_id === runId);
@@ -81,7 +91,7 @@ test("every status change of a run reaches the endpoint once, signed with its se
   const hook = await register();
   expect(hook.secret).toMatch(/^whsec_/);
   expect((await stack.request("GET", "/api/v4/webhooks")).body.webhooks).toEqual([
-    { id: hook.id, url: receiverUrl, createdAt: expect.any(String) },
+    { id: hook.id, url: receiverUrl, createdAt: expect.any(String), events: [] },
   ]);
   await eventually(
     async () => received.filter((r) => r.body.type === "test").length,
@@ -163,6 +173,114 @@ test("closed addresses are refused with a 422 that says why; another project see
   expect((await stack.request("DELETE", `/api/v4/webhooks/${mine.id}`, { key })).status).toBe(404);
   expect((await stack.request("GET", "/api/v4/webhooks", { key: null })).status).toBe(401);
   await stack.request("DELETE", `/api/v4/webhooks/${mine.id}`);
+});
+
+test("an endpoint gets only the event types it chose; an unknown type is a 422 that names it", async () => {
+  const runsOnly = await register(undefined, ["run.status_update"]);
+  const tasksOnly = await register(undefined, ["agent.task.status_update"]);
+  expect(runsOnly.events).toEqual(["run.status_update"]);
+  const listed = (await stack.request("GET", "/api/v4/webhooks")).body.webhooks;
+  expect(listed.find((w: { id: string }) => w.id === tasksOnly.id).events).toEqual(["agent.task.status_update"]);
+
+  const run = await completedRun();
+  const session = await stack.request("POST", "/api/v3/sessions", { body: { keepAlive: true } });
+  expect(session.status).toBe(200);
+  const runTypes = await eventually(
+    async () => (await settledLog(runsOnly.id)).map((d) => d.eventType),
+    (types) => types.length === 5,
+  );
+  expect(runTypes.sort()).toEqual([
+    "run.status_update",
+    "run.status_update",
+    "run.status_update",
+    "run.status_update",
+    "test",
+  ]);
+  const taskLog = await eventually(
+    () => settledLog(tasksOnly.id),
+    (list) => list.some((d) => d.eventType === "agent.task.status_update"),
+  );
+  expect(new Set(taskLog.map((d) => d.eventType))).toEqual(new Set(["test", "agent.task.status_update"]));
+  expect(taskLog.some((d) => d.body.includes(session.body.id))).toBe(true);
+  expect(taskLog.some((d) => d.body.includes(run.id))).toBe(false);
+
+  const unknown = await stack.request("POST", "/api/v4/webhooks", {
+    body: { url: receiverUrl, events: ["run.status_update", "session.deleted"] },
+  });
+  expect(unknown.status).toBe(422);
+  expect(unknown.body.detail[0]).toMatchObject({ loc: ["body", "events", 1] });
+  await stack.request("PATCH", `/api/v3/sessions/${session.body.id}`, { body: { action: "stop" } });
+  for (const hook of [runsOnly, tasksOnly]) await stack.request("DELETE", `/api/v4/webhooks/${hook.id}`);
+});
+
+test("a rotated secret signs every delivery from then on; the old one none", async () => {
+  const hook = await register(undefined, ["run.status_update"]);
+  const rotated = await stack.request("POST", `/api/v4/webhooks/${hook.id}/rotate-secret`);
+  expect(rotated.status).toBe(200);
+  expect(rotated.body).toEqual({ ...hook, secret: expect.stringMatching(/^whsec_/) });
+  expect(rotated.body.secret).not.toBe(hook.secret);
+
+  const run = await completedRun();
+  const updates = await eventually(
+    async () => runUpdates(run.id),
+    (list) => list.length >= 4,
+  );
+  for (const u of updates) expect([verifies(u, rotated.body.secret), verifies(u, hook.secret)]).toEqual([true, false]);
+
+  const key = await stack.newProjectKey();
+  expect((await stack.request("POST", `/api/v4/webhooks/${hook.id}/rotate-secret`, { key })).status).toBe(404);
+  await stack.request("DELETE", `/api/v4/webhooks/${hook.id}`);
+});
+
+test("a delivery the receiver lost is sent again, the same body; not while it is still pending", async () => {
+  const hook = await register(undefined, ["run.status_update"]);
+  const run = await completedRun();
+  const log = await eventually(
+    () => settledLog(hook.id),
+    (list) => list.length === 5,
+  );
+  const completed = log.find((d) => d.body.includes('"status":"completed"'));
+  if (!completed) throw new Error("no delivery of the completed status");
+  const resend = () => stack.request("POST", `/api/v4/webhooks/${hook.id}/deliveries/${completed.id}/resend`);
+
+  // The receiver is down now: the resent delivery stays pending, retried on its own.
+  answering = 503;
+  const resent = await resend();
+  expect(resent.status).toBe(200);
+  expect(resent.body).toMatchObject({ id: completed.id, state: "pending", attempts: 0, body: completed.body });
+  await eventually(
+    async () => (await deliveriesOf(hook.id)).find((d) => d.id === completed.id),
+    (d) => (d?.attempts ?? 0) >= 1,
+  );
+  const again = await resend();
+  expect([again.status, again.body.detail]).toEqual([409, expect.stringContaining("still pending")]);
+
+  answering = 200;
+  const copies = await eventually(
+    async () => runUpdates(run.id).filter((u) => u.body.payload.status === "completed"),
+    (list) => list.length === 2,
+  );
+  expect(copies[1].raw).toBe(copies[0].raw);
+  expect(verifies(copies[1], hook.secret)).toBe(true);
+  expect((await settledLog(hook.id)).find((d) => d.id === completed.id)?.state).toBe("delivered");
+
+  const key = await stack.newProjectKey();
+  expect(
+    (await stack.request("POST", `/api/v4/webhooks/${hook.id}/deliveries/${completed.id}/resend`, { key })).status,
+  ).toBe(404);
+  const unknown = `/api/v4/webhooks/${hook.id}/deliveries/00000000-0000-4000-8000-000000000000/resend`;
+  expect((await stack.request("POST", unknown)).status).toBe(404);
+  await stack.request("DELETE", `/api/v4/webhooks/${hook.id}`);
+});
+
+test("a project cannot pass 20 endpoints, even registering them all at once", async () => {
+  const key = await stack.newProjectKey();
+  const replies = await Promise.all(
+    Array.from({ length: 24 }, () => stack.request("POST", "/api/v4/webhooks", { body: { url: receiverUrl }, key })),
+  );
+  expect(replies.filter((r) => r.status === 200)).toHaveLength(20);
+  expect(new Set(replies.filter((r) => r.status !== 200).map((r) => r.status))).toEqual(new Set([422]));
+  expect((await stack.request("GET", "/api/v4/webhooks", { key })).body.webhooks).toHaveLength(20);
 });
 
 function sortKeys(value: unknown): unknown {

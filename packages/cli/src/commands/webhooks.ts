@@ -1,3 +1,4 @@
+import type { webhooks } from "@bas/proto";
 import type { Command } from "commander";
 import type { Clients } from "../clients";
 import type { Output } from "../output";
@@ -9,17 +10,47 @@ export function addWebhookCommands(program: Command, clients: Clients, run: Run)
   const hooks = program
     .command("webhooks")
     .description("endpoints that get every status change of a project's tasks and runs, signed (docs/webhooks.md)");
+  const withSecret = (created: webhooks.CreatedEndpoint): Output => ({
+    text: [`${created.endpoint!.id}  ${created.endpoint!.url}`, `secret ${created.secret} (shown only now)`],
+    json: created,
+  });
   hooks
     .command("add <project> <url>")
     .description("register an endpoint; prints its signing secret, shown this once")
-    .action((ref: string, url: string) =>
+    .option(
+      "--events <types>",
+      "comma-separated event types to get (agent.task.status_update, run.status_update); default every type",
+    )
+    .action((ref: string, url: string, options: { events?: string }) =>
       run(async () => {
         const project = await resolveProject(clients, ref);
-        const created = await clients.webhooks().createEndpoint({ projectId: project.id, url });
-        return {
-          text: [`${created.endpoint!.id}  ${created.endpoint!.url}`, `secret ${created.secret} (shown only now)`],
-          json: created,
-        };
+        const events =
+          options.events
+            ?.split(",")
+            .map((type) => type.trim())
+            .filter(Boolean) ?? [];
+        return withSecret(await clients.webhooks().createEndpoint({ projectId: project.id, url, events }));
+      }),
+    );
+  hooks
+    .command("rotate-secret <project> <id>")
+    .description("give an endpoint a new signing secret, shown this once; the old one signs nothing from now on")
+    .action((ref: string, id: string) =>
+      run(async () => {
+        const project = await resolveProject(clients, ref);
+        return withSecret(await clients.webhooks().rotateSecret({ projectId: project.id, endpointId: id }));
+      }),
+    );
+  hooks
+    .command("resend <project> <id> <delivery>")
+    .description("send a delivery again (one that failed, or that the receiver lost), with another day of retries")
+    .action((ref: string, id: string, delivery: string) =>
+      run(async () => {
+        const project = await resolveProject(clients, ref);
+        const resent = await clients
+          .webhooks()
+          .resendDelivery({ projectId: project.id, endpointId: id, deliveryId: delivery });
+        return { text: [`${resent.id}  ${resent.eventType}  ${resent.state}, due now`], json: resent };
       }),
     );
   hooks
@@ -30,7 +61,9 @@ export function addWebhookCommands(program: Command, clients: Clients, run: Run)
         const project = await resolveProject(clients, ref);
         const { endpoints } = await clients.webhooks().listEndpoints({ projectId: project.id });
         return {
-          text: endpoints.length ? endpoints.map((e) => `${e.id}  ${e.url}`) : ["no webhooks"],
+          text: endpoints.length
+            ? endpoints.map((e) => `${e.id}  ${e.url}  ${e.events.length ? e.events.join(",") : "every event"}`)
+            : ["no webhooks"],
           json: endpoints,
         };
       }),
@@ -59,7 +92,7 @@ export function addWebhookCommands(program: Command, clients: Clients, run: Run)
           text: deliveries.length
             ? deliveries.map(
                 (d) =>
-                  `${d.createdAt?.toISOString()}  ${d.eventType}  ${d.state}  attempts ${d.attempts}` +
+                  `${d.createdAt?.toISOString()}  ${d.id}  ${d.eventType}  ${d.state}  attempts ${d.attempts}` +
                   (d.lastStatus !== undefined ? `  last ${d.lastStatus}` : "") +
                   (d.lastError && d.state !== "delivered" ? `  (${d.lastError})` : ""),
               )

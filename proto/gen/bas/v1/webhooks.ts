@@ -28,12 +28,21 @@ export const protobufFileName = "bas/v1/webhooks.proto";
 export interface CreateEndpointRequest {
   projectId: string;
   url: string;
+  /**
+   * The event types it gets ("agent.task.status_update", "run.status_update"); none: every type. INVALID_ARGUMENT
+   * (field events) for another.
+   */
+  events: string[];
 }
 
 export interface Endpoint {
   id: string;
   url: string;
-  createdAt: Date | undefined;
+  createdAt:
+    | Date
+    | undefined;
+  /** The event types it gets; empty: every type. */
+  events: string[];
 }
 
 export interface CreatedEndpoint {
@@ -55,6 +64,12 @@ export interface ListEndpointsResponse {
 export interface EndpointRef {
   projectId: string;
   endpointId: string;
+}
+
+export interface DeliveryRef {
+  projectId: string;
+  endpointId: string;
+  deliveryId: string;
 }
 
 export interface ListDeliveriesRequest {
@@ -87,7 +102,7 @@ export interface ListDeliveriesResponse {
 }
 
 function createBaseCreateEndpointRequest(): CreateEndpointRequest {
-  return { projectId: "", url: "" };
+  return { projectId: "", url: "", events: [] };
 }
 
 export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
@@ -97,6 +112,9 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     }
     if (message.url !== "") {
       writer.uint32(18).string(message.url);
+    }
+    for (const v of message.events) {
+      writer.uint32(26).string(v!);
     }
     return writer;
   },
@@ -130,6 +148,14 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
             message.url = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.events.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -150,6 +176,7 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
         ? globalThis.String(object.project_id)
         : "",
       url: isSet(object.url) ? globalThis.String(object.url) : "",
+      events: globalThis.Array.isArray(object?.events) ? object.events.map((e: any) => globalThis.String(e)) : [],
     };
   },
 
@@ -161,6 +188,9 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     if (message.url !== "") {
       obj.url = message.url;
     }
+    if (message.events?.length) {
+      obj.events = message.events;
+    }
     return obj;
   },
 
@@ -171,12 +201,13 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     const message = createBaseCreateEndpointRequest();
     message.projectId = object.projectId ?? "";
     message.url = object.url ?? "";
+    message.events = object.events?.map((e) => e) || [];
     return message;
   },
 };
 
 function createBaseEndpoint(): Endpoint {
-  return { id: "", url: "", createdAt: undefined };
+  return { id: "", url: "", createdAt: undefined, events: [] };
 }
 
 export const Endpoint: MessageFns<Endpoint> = {
@@ -189,6 +220,9 @@ export const Endpoint: MessageFns<Endpoint> = {
     }
     if (message.createdAt !== undefined) {
       Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(26).fork()).join();
+    }
+    for (const v of message.events) {
+      writer.uint32(34).string(v!);
     }
     return writer;
   },
@@ -230,6 +264,14 @@ export const Endpoint: MessageFns<Endpoint> = {
             message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.events.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -251,6 +293,7 @@ export const Endpoint: MessageFns<Endpoint> = {
         : isSet(object.created_at)
         ? fromJsonTimestamp(object.created_at)
         : undefined,
+      events: globalThis.Array.isArray(object?.events) ? object.events.map((e: any) => globalThis.String(e)) : [],
     };
   },
 
@@ -265,6 +308,9 @@ export const Endpoint: MessageFns<Endpoint> = {
     if (message.createdAt !== undefined) {
       obj.createdAt = message.createdAt.toISOString();
     }
+    if (message.events?.length) {
+      obj.events = message.events;
+    }
     return obj;
   },
 
@@ -276,6 +322,7 @@ export const Endpoint: MessageFns<Endpoint> = {
     message.id = object.id ?? "";
     message.url = object.url ?? "";
     message.createdAt = object.createdAt ?? undefined;
+    message.events = object.events?.map((e) => e) || [];
     return message;
   },
 };
@@ -600,6 +647,119 @@ export const EndpointRef: MessageFns<EndpointRef> = {
     const message = createBaseEndpointRef();
     message.projectId = object.projectId ?? "";
     message.endpointId = object.endpointId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeliveryRef(): DeliveryRef {
+  return { projectId: "", endpointId: "", deliveryId: "" };
+}
+
+export const DeliveryRef: MessageFns<DeliveryRef> = {
+  encode(message: DeliveryRef, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    if (message.endpointId !== "") {
+      writer.uint32(18).string(message.endpointId);
+    }
+    if (message.deliveryId !== "") {
+      writer.uint32(26).string(message.deliveryId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeliveryRef {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeliveryRef();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.deliveryId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeliveryRef {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      deliveryId: isSet(object.deliveryId)
+        ? globalThis.String(object.deliveryId)
+        : isSet(object.delivery_id)
+        ? globalThis.String(object.delivery_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeliveryRef): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.deliveryId !== "") {
+      obj.deliveryId = message.deliveryId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeliveryRef>, I>>(base?: I): DeliveryRef {
+    return DeliveryRef.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeliveryRef>, I>>(object: I): DeliveryRef {
+    const message = createBaseDeliveryRef();
+    message.projectId = object.projectId ?? "";
+    message.endpointId = object.endpointId ?? "";
+    message.deliveryId = object.deliveryId ?? "";
     return message;
   },
 };
@@ -1085,6 +1245,32 @@ export const WebhooksService = {
       Buffer.from(ListDeliveriesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListDeliveriesResponse => ListDeliveriesResponse.decode(value),
   },
+  /**
+   * A new secret for the endpoint, in this answer only; the old one signs nothing from now on (an attempt already
+   * under way may still carry it). NOT_FOUND for another project's endpoint.
+   */
+  rotateSecret: {
+    path: "/bas.v1.Webhooks/RotateSecret" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EndpointRef): Buffer => Buffer.from(EndpointRef.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EndpointRef => EndpointRef.decode(value),
+    responseSerialize: (value: CreatedEndpoint): Buffer => Buffer.from(CreatedEndpoint.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreatedEndpoint => CreatedEndpoint.decode(value),
+  },
+  /**
+   * Sends a delivery again (one that failed, or that was delivered but the receiver lost): due at once, with retries
+   * for another day. FAILED_PRECONDITION while it is still pending; NOT_FOUND for another project's.
+   */
+  resendDelivery: {
+    path: "/bas.v1.Webhooks/ResendDelivery" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeliveryRef): Buffer => Buffer.from(DeliveryRef.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeliveryRef => DeliveryRef.decode(value),
+    responseSerialize: (value: Delivery): Buffer => Buffer.from(Delivery.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Delivery => Delivery.decode(value),
+  },
 } as const;
 
 export interface WebhooksServer extends UntypedServiceImplementation {
@@ -1098,6 +1284,16 @@ export interface WebhooksServer extends UntypedServiceImplementation {
   deleteEndpoint: handleUnaryCall<EndpointRef, Empty>;
   /** The endpoint's deliveries, newest first. */
   listDeliveries: handleUnaryCall<ListDeliveriesRequest, ListDeliveriesResponse>;
+  /**
+   * A new secret for the endpoint, in this answer only; the old one signs nothing from now on (an attempt already
+   * under way may still carry it). NOT_FOUND for another project's endpoint.
+   */
+  rotateSecret: handleUnaryCall<EndpointRef, CreatedEndpoint>;
+  /**
+   * Sends a delivery again (one that failed, or that was delivered but the receiver lost): due at once, with retries
+   * for another day. FAILED_PRECONDITION while it is still pending; NOT_FOUND for another project's.
+   */
+  resendDelivery: handleUnaryCall<DeliveryRef, Delivery>;
 }
 
 export interface WebhooksClient extends Client {
@@ -1166,6 +1362,44 @@ export interface WebhooksClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListDeliveriesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * A new secret for the endpoint, in this answer only; the old one signs nothing from now on (an attempt already
+   * under way may still carry it). NOT_FOUND for another project's endpoint.
+   */
+  rotateSecret(
+    request: EndpointRef,
+    callback: (error: ServiceError | null, response: CreatedEndpoint) => void,
+  ): ClientUnaryCall;
+  rotateSecret(
+    request: EndpointRef,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreatedEndpoint) => void,
+  ): ClientUnaryCall;
+  rotateSecret(
+    request: EndpointRef,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreatedEndpoint) => void,
+  ): ClientUnaryCall;
+  /**
+   * Sends a delivery again (one that failed, or that was delivered but the receiver lost): due at once, with retries
+   * for another day. FAILED_PRECONDITION while it is still pending; NOT_FOUND for another project's.
+   */
+  resendDelivery(
+    request: DeliveryRef,
+    callback: (error: ServiceError | null, response: Delivery) => void,
+  ): ClientUnaryCall;
+  resendDelivery(
+    request: DeliveryRef,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Delivery) => void,
+  ): ClientUnaryCall;
+  resendDelivery(
+    request: DeliveryRef,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Delivery) => void,
   ): ClientUnaryCall;
 }
 

@@ -36,6 +36,8 @@ export { route as v4CreateWebhook } from "./v4/webhooks/create.post";
 export { route as v4ListWebhooks } from "./v4/webhooks/list.get";
 export { route as v4DeleteWebhook } from "./v4/webhooks/delete.delete";
 export { route as v4ListWebhookDeliveries } from "./v4/webhooks/deliveries.get";
+export { route as v4RotateWebhookSecret } from "./v4/webhooks/rotate-secret.post";
+export { route as v4ResendWebhookDelivery } from "./v4/webhooks/resend.post";
 
 export { route as v4CreateBrowser } from "./v4/browsers/create.post";
 export { route as v4ListBrowsers } from "./v4/browsers/list.get";

@@ -223,6 +223,8 @@ export interface WebhookEndpointRecord {
   id: string;
   url: string;
   createdAt: Date;
+  /** The event types it gets; empty: every type. */
+  events: string[];
 }
 
 export interface WebhookDeliveryRecord {
@@ -244,7 +246,8 @@ export interface DueDelivery {
   url: string;
   body: string;
   attempts: number;
-  createdAt: Date;
+  /** When its attempts began: its creation, or the last resend. */
+  since: Date;
   secret: string;
 }
 
@@ -256,16 +259,28 @@ export type AttemptOutcome = { status?: number; error?: string } & (
 
 /** Webhook endpoints and their deliveries (the outbox). */
 export interface WebhookStore {
-  /** Registers the endpoint and queues `test` for it, at once. */
+  /**
+   * Registers the endpoint and queues `test` for it, at once; undefined when the project has `maxEndpoints` already
+   * (counted under a lock of the project's, so concurrent registrations cannot pass it).
+   */
   createEndpoint(
-    projectId: string,
-    url: string,
-    secret: string,
+    endpoint: { projectId: string; url: string; secret: string; events: string[]; maxEndpoints: number },
     test: Omit<WebhookEvent, "projectId" | "occurredAt">,
-  ): Promise<WebhookEndpointRecord>;
+  ): Promise<WebhookEndpointRecord | undefined>;
   listEndpoints(projectId: string): Promise<WebhookEndpointRecord[]>;
   /** False when the project has no such endpoint. */
   deleteEndpoint(projectId: string, endpointId: string): Promise<boolean>;
+  /** Seals a new secret for the endpoint; undefined when the project has no such endpoint. */
+  rotateSecret(projectId: string, endpointId: string, secret: string): Promise<WebhookEndpointRecord | undefined>;
+  /**
+   * Makes a delivery that is over (delivered or failed) due again at once, its attempts counted afresh; "pending"
+   * when it is not over, undefined when the project's endpoint has no such delivery.
+   */
+  resendDelivery(
+    projectId: string,
+    endpointId: string,
+    deliveryId: string,
+  ): Promise<WebhookDeliveryRecord | "pending" | undefined>;
   /** Newest first; undefined when the project has no such endpoint. */
   listDeliveries(projectId: string, endpointId: string, limit: number): Promise<WebhookDeliveryRecord[] | undefined>;
   /** Up to `limit` deliveries due now, leased for `leaseMs` (another sender skips them meanwhile). */

@@ -9,7 +9,10 @@ export const TIMESTAMP_HEADER = "X-Browser-Use-Timestamp";
 export interface WebhookSenderOptions {
   store: WebhookStore;
   post(url: string, body: string, headers: Record<string, string>): Promise<{ status: number } | { error: string }>;
-  /** First retry after this long, doubling up to `retryMaxMs`, until `retryForMs` after the event: then it failed. */
+  /**
+   * First retry after this long, doubling up to `retryMaxMs`, until `retryForMs` after the event (or its resend):
+   * then it failed.
+   */
   retryBaseMs: number;
   retryMaxMs: number;
   retryForMs: number;
@@ -46,7 +49,7 @@ export function startWebhookSender(options: WebhookSenderOptions) {
     const retryAt = new Date(
       now().getTime() + backoffDelay(d.attempts + 1, { initialMs: options.retryBaseMs, maxMs: options.retryMaxMs }),
     );
-    const expired = retryAt.getTime() - d.createdAt.getTime() > options.retryForMs;
+    const expired = retryAt.getTime() - d.since.getTime() > options.retryForMs;
     await store.recordAttempt(
       d.id,
       expired ? { kind: "failed", status, error } : { kind: "retry", retryAt, status, error },

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { InvalidArgumentError, NotFoundError } from "@bas/errors";
+import { IllegalStateError, InvalidArgumentError, NotFoundError } from "@bas/errors";
+import { CHOOSABLE_WEBHOOK_EVENTS } from "../domain/webhook-events";
 import type { WebhookDeliveryRecord, WebhookEndpointRecord, WebhookStore } from "./ports";
 
 export interface WebhooksDeps {
@@ -10,12 +11,17 @@ export interface WebhooksDeps {
 
 const MAX_ENDPOINTS = 20;
 const notFound = () => new NotFoundError("Webhook not found");
+const newSecret = () => `whsec_${randomBytes(32).toString("base64url")}`;
 const invalidUrl = (message: string) => new InvalidArgumentError(message, { field: ["body", "url"] });
 
 /** A project's webhook endpoints: registered with a secret of their own, checked against the egress policy. */
 export function createWebhooks(deps: WebhooksDeps) {
   return {
-    async create(projectId: string, raw: string): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
+    async create(
+      projectId: string,
+      raw: string,
+      events: readonly string[] = [],
+    ): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
       let url: URL;
       try {
         url = new URL(raw);
@@ -24,18 +30,43 @@ export function createWebhooks(deps: WebhooksDeps) {
       }
       if (url.protocol !== "http:" && url.protocol !== "https:") throw invalidUrl("url must be an http or https URL");
       if (url.username || url.password) throw invalidUrl("url must not carry a user name or password");
+      const unknown = events.find((type) => !(CHOOSABLE_WEBHOOK_EVENTS as readonly string[]).includes(type));
+      if (unknown !== undefined) {
+        throw new InvalidArgumentError(
+          `events: ${JSON.stringify(unknown)} is not an event type; choose from ${CHOOSABLE_WEBHOOK_EVENTS.join(", ")}`,
+          { field: ["body", "events"] },
+        );
+      }
       const refused = await deps.refusal(url);
       if (refused) throw invalidUrl(`url cannot be used: ${refused}`);
-      if ((await deps.store.listEndpoints(projectId)).length >= MAX_ENDPOINTS) {
-        throw invalidUrl(`a project has at most ${MAX_ENDPOINTS} webhook endpoints; delete one first`);
-      }
-      const secret = `whsec_${randomBytes(32).toString("base64url")}`;
-      const endpoint = await deps.store.createEndpoint(projectId, url.toString(), secret, {
-        key: "test",
-        type: "test",
-        payload: { test: "ok" },
-      });
+      const secret = newSecret();
+      const endpoint = await deps.store.createEndpoint(
+        { projectId, url: url.toString(), secret, events: [...new Set(events)], maxEndpoints: MAX_ENDPOINTS },
+        { key: "test", type: "test", payload: { test: "ok" } },
+      );
+      if (!endpoint) throw invalidUrl(`a project has at most ${MAX_ENDPOINTS} webhook endpoints; delete one first`);
       return { endpoint, secret };
+    },
+
+    async rotateSecret(
+      projectId: string,
+      endpointId: string,
+    ): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
+      const secret = newSecret();
+      const endpoint = await deps.store.rotateSecret(projectId, endpointId, secret);
+      if (!endpoint) throw notFound();
+      return { endpoint, secret };
+    },
+
+    async resend(projectId: string, endpointId: string, deliveryId: string): Promise<WebhookDeliveryRecord> {
+      const resent = await deps.store.resendDelivery(projectId, endpointId, deliveryId);
+      if (resent === undefined) throw new NotFoundError("Webhook delivery not found");
+      if (resent === "pending") {
+        throw new IllegalStateError(
+          "This delivery is still pending: it is tried again on its own; resend it once it has failed",
+        );
+      }
+      return resent;
     },
 
     list: (projectId: string) => deps.store.listEndpoints(projectId),

@@ -9,6 +9,9 @@ import type { Session, SessionState } from "./state";
  */
 export type WebhookEventType = "agent.task.status_update" | "run.status_update" | "test";
 
+/** The types an endpoint may choose to get (the test ping comes once, whatever it chose). */
+export const CHOOSABLE_WEBHOOK_EVENTS = ["agent.task.status_update", "run.status_update"] as const;
+
 export interface WebhookEvent {
   /** Unique per change (the session event it came from and what it is about): one delivery per endpoint. */
   key: string;

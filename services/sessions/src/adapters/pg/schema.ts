@@ -65,6 +65,8 @@ export interface SessionsDb {
     sealed_secret: Buffer;
     created_at: ColumnType<Date, string, never>;
     deleted_at: ColumnType<Date | null, never, string>;
+    /** The event types it gets; null: every type. */
+    events: string[] | null;
   };
   /** One row per event and endpoint: the outbox the sender works through, and the delivery log. */
   webhook_deliveries: {
@@ -82,6 +84,8 @@ export interface SessionsDb {
     last_error: string | null;
     created_at: ColumnType<Date, string, never>;
     delivered_at: ColumnType<Date | null, never, string>;
+    /** When it was last sent again by hand: its day of retries counts from then. */
+    resent_at: ColumnType<Date | null, never, string>;
   };
   /** Sessions created under the project lock that `sessions_view` may not show yet (see project-lock.ts). */
   session_create_reservations: {

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from "node:crypto";
-import { type Kysely, type Migration, sql, type Transaction } from "kysely";
+import { type Kysely, type Migration, type Selectable, sql, type Transaction } from "kysely";
 import type { DueDelivery, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookStore } from "../../app/ports";
 import { type WebhookEvent, webhookBody } from "../../domain/webhook-events";
 import type { SessionsDb } from "./schema";
@@ -44,21 +44,47 @@ export const webhookMigrations: Record<string, Migration> = {
       );
     },
   },
+  "008_webhook_event_filters_and_resends": {
+    async up(db) {
+      await sql`alter table webhook_endpoints add column events text[]`.execute(db);
+      await sql`alter table webhook_deliveries add column resent_at timestamptz`.execute(db);
+    },
+  },
 };
 
 /**
  * A webhook event becomes one delivery per endpoint its project had when the event happened, in the transaction of
  * the read model that saw the change (a transactional outbox). Replays (a rebuild) find their rows there already.
  */
-export async function enqueueWebhook(trx: Transaction<SessionsDb>, event: WebhookEvent): Promise<void> {
+export async function enqueueWebhook(
+  trx: Transaction<SessionsDb>,
+  event: WebhookEvent,
+  onlyTo?: { endpointId: string },
+): Promise<void> {
   const body = webhookBody(event);
+  // An endpoint gets the types it chose (all when it chose none); the test ping, to the new endpoint alone, is not one
+  // to choose.
   await sql`insert into webhook_deliveries
       (id, endpoint_id, project_id, event_key, event_type, body, next_attempt_at, created_at)
     select gen_random_uuid()::text, e.id, e.project_id, ${event.key}, ${event.type}, ${body}, now(), now()
     from webhook_endpoints e
     where e.project_id = ${event.projectId} and e.deleted_at is null and e.created_at <= ${event.occurredAt}::timestamptz
+      and ${onlyTo ? sql`e.id = ${onlyTo.endpointId}` : sql`(e.events is null or ${event.type} = any(e.events))`}
     on conflict (endpoint_id, event_key) do nothing`.execute(trx);
 }
+
+const deliveryOf = (r: Selectable<SessionsDb["webhook_deliveries"]>): WebhookDeliveryRecord => ({
+  id: r.id,
+  eventType: r.event_type,
+  state: r.state as WebhookDeliveryRecord["state"],
+  attempts: r.attempts,
+  lastStatus: r.last_status,
+  lastError: r.last_error,
+  createdAt: new Date(r.created_at),
+  nextAttemptAt: r.state === "pending" ? new Date(r.next_attempt_at) : null,
+  deliveredAt: r.delivered_at ? new Date(r.delivered_at) : null,
+  body: r.body,
+});
 
 export function createWebhookStore(db: Kysely<SessionsDb>, key: Buffer): WebhookStore {
   const aad = (id: string) => Buffer.from(`webhook/${id}`);
@@ -75,31 +101,59 @@ export function createWebhookStore(db: Kysely<SessionsDb>, key: Buffer): Webhook
     decipher.setAuthTag(row.tag);
     return Buffer.concat([decipher.update(row.sealed_secret), decipher.final()]).toString("utf8");
   };
-  const endpointOf = (r: { id: string; url: string; created_at: Date }): WebhookEndpointRecord => ({
+  const endpointOf = (r: {
+    id: string;
+    url: string;
+    created_at: Date;
+    events: string[] | null;
+  }): WebhookEndpointRecord => ({
     id: r.id,
     url: r.url,
     createdAt: new Date(r.created_at),
+    events: r.events ?? [],
   });
+  /** The project's live endpoint, or undefined. */
+  const owned = (q: Kysely<SessionsDb>, projectId: string, endpointId: string) =>
+    q
+      .selectFrom("webhook_endpoints")
+      .select(["id", "url", "created_at", "events"])
+      .where("id", "=", endpointId)
+      .where("project_id", "=", projectId)
+      .where("deleted_at", "is", null)
+      .executeTakeFirst();
 
   return {
-    async createEndpoint(projectId, url, secret, test) {
+    async createEndpoint({ projectId, url, secret, events, maxEndpoints }, test) {
       const id = randomUUID();
       const createdAt = new Date().toISOString();
-      await db.transaction().execute(async (trx) => {
+      return db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(hashtextextended(${`webhook_endpoints/${projectId}`}, 0))`.execute(trx);
+        const { n } = await trx
+          .selectFrom("webhook_endpoints")
+          .select((eb) => eb.fn.countAll<string>().as("n"))
+          .where("project_id", "=", projectId)
+          .where("deleted_at", "is", null)
+          .executeTakeFirstOrThrow();
+        if (Number(n) >= maxEndpoints) return undefined;
+        const chosen = events.length > 0 ? events : null;
         await trx
           .insertInto("webhook_endpoints")
-          .values({ id, project_id: projectId, url, created_at: createdAt, ...seal(id, secret) })
+          .values({ id, project_id: projectId, url, created_at: createdAt, events: chosen, ...seal(id, secret) })
           .execute();
         // The test ping: the first thing the endpoint gets, so its owner sees it works (or why not).
-        await enqueueWebhook(trx, { ...test, key: `${test.key}/${id}`, projectId, occurredAt: createdAt });
+        await enqueueWebhook(
+          trx,
+          { ...test, key: `${test.key}/${id}`, projectId, occurredAt: createdAt },
+          { endpointId: id },
+        );
+        return { id, url, createdAt: new Date(createdAt), events };
       });
-      return { id, url, createdAt: new Date(createdAt) };
     },
 
     async listEndpoints(projectId) {
       const rows = await db
         .selectFrom("webhook_endpoints")
-        .select(["id", "url", "created_at"])
+        .select(["id", "url", "created_at", "events"])
         .where("project_id", "=", projectId)
         .where("deleted_at", "is", null)
         .orderBy("created_at")
@@ -127,15 +181,43 @@ export function createWebhookStore(db: Kysely<SessionsDb>, key: Buffer): Webhook
       });
     },
 
-    async listDeliveries(projectId, endpointId, limit) {
-      const owned = await db
-        .selectFrom("webhook_endpoints")
-        .select("id")
+    async rotateSecret(projectId, endpointId, secret) {
+      const endpoint = await db
+        .updateTable("webhook_endpoints")
+        .set(seal(endpointId, secret))
         .where("id", "=", endpointId)
         .where("project_id", "=", projectId)
         .where("deleted_at", "is", null)
+        .returning(["id", "url", "created_at", "events"])
         .executeTakeFirst();
-      if (!owned) return undefined;
+      return endpoint && endpointOf(endpoint);
+    },
+
+    async resendDelivery(projectId, endpointId, deliveryId) {
+      return db.transaction().execute(async (trx) => {
+        if (!(await owned(trx, projectId, endpointId))) return undefined;
+        const found = await trx
+          .selectFrom("webhook_deliveries")
+          .select("state")
+          .where("id", "=", deliveryId)
+          .where("endpoint_id", "=", endpointId)
+          .forUpdate()
+          .executeTakeFirst();
+        if (!found) return undefined;
+        if (found.state === "pending") return "pending";
+        const now = new Date().toISOString();
+        const row = await trx
+          .updateTable("webhook_deliveries")
+          .set({ state: "pending", attempts: 0, next_attempt_at: now, resent_at: now, lease_until: null })
+          .where("id", "=", deliveryId)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        return deliveryOf(row);
+      });
+    },
+
+    async listDeliveries(projectId, endpointId, limit) {
+      if (!(await owned(db, projectId, endpointId))) return undefined;
       const rows = await db
         .selectFrom("webhook_deliveries")
         .selectAll()
@@ -144,20 +226,7 @@ export function createWebhookStore(db: Kysely<SessionsDb>, key: Buffer): Webhook
         .orderBy("id")
         .limit(limit)
         .execute();
-      return rows.map(
-        (r): WebhookDeliveryRecord => ({
-          id: r.id,
-          eventType: r.event_type,
-          state: r.state as WebhookDeliveryRecord["state"],
-          attempts: r.attempts,
-          lastStatus: r.last_status,
-          lastError: r.last_error,
-          createdAt: new Date(r.created_at),
-          nextAttemptAt: r.state === "pending" ? new Date(r.next_attempt_at) : null,
-          deliveredAt: r.delivered_at ? new Date(r.delivered_at) : null,
-          body: r.body,
-        }),
-      );
+      return rows.map(deliveryOf);
     },
 
     async claimDue(limit, leaseMs) {
@@ -166,7 +235,7 @@ export function createWebhookStore(db: Kysely<SessionsDb>, key: Buffer): Webhook
         id: string;
         body: string;
         attempts: number;
-        created_at: Date;
+        since: Date;
         url: string;
         endpoint_id: string;
         iv: Buffer;
@@ -182,7 +251,7 @@ export function createWebhookStore(db: Kysely<SessionsDb>, key: Buffer): Webhook
             limit ${limit}
             for update skip locked)
           and e.id = d.endpoint_id
-        returning d.id, d.body, d.attempts, d.created_at, e.url, e.id as endpoint_id, e.iv, e.tag, e.sealed_secret`.execute(
+        returning d.id, d.body, d.attempts, coalesce(d.resent_at, d.created_at) as since, e.url, e.id as endpoint_id, e.iv, e.tag, e.sealed_secret`.execute(
         db,
       );
       return rows.map(
@@ -191,7 +260,7 @@ export function createWebhookStore(db: Kysely<SessionsDb>, key: Buffer): Webhook
           url: r.url,
           body: r.body,
           attempts: r.attempts,
-          createdAt: new Date(r.created_at),
+          since: new Date(r.since),
           secret: open({ id: r.endpoint_id, iv: r.iv, tag: r.tag, sealed_secret: r.sealed_secret }),
         }),
       );

@@ -2,6 +2,10 @@ import type { webhooks } from "@bas/proto";
 import { z } from "zod";
 import { DateTime, queryInt, Uuid } from "../../../schemas/common";
 
+/** The event types an endpoint may choose (sessions' CHOOSABLE_WEBHOOK_EVENTS checks them again). */
+const WebhookEventType = z.enum(["agent.task.status_update", "run.status_update"]).meta({ id: "WebhookEventType" });
+const Events = z.array(WebhookEventType);
+
 export const WebhookCreateRequest = z
   .strictObject({
     url: z
@@ -12,19 +16,32 @@ export const WebhookCreateRequest = z
         "Where status changes are POSTed (http or https). Loopback, private and link-local addresses are refused " +
           "unless the operator opened them (WEBHOOK_EGRESS_ALLOW).",
       ),
+    events: Events.max(10)
+      .optional()
+      .describe("The event types to get; left out or empty, every type. The test event comes once either way."),
   })
   .meta({ id: "WebhookCreateRequest" });
 
-export const Webhook = z.object({ id: Uuid, url: z.string(), createdAt: DateTime }).meta({ id: "Webhook" });
+const endpointFields = {
+  id: Uuid,
+  url: z.string(),
+  createdAt: DateTime,
+  events: Events.describe("The event types it gets; empty: every type."),
+};
+
+export const Webhook = z.object(endpointFields).meta({ id: "Webhook" });
 
 export const CreatedWebhook = z
   .object({
-    id: Uuid,
-    url: z.string(),
-    createdAt: DateTime,
+    ...endpointFields,
     secret: z.string().describe("The HMAC-SHA256 key of X-Browser-Use-Signature; shown only in this answer, keep it."),
   })
   .meta({ id: "CreatedWebhook" });
+
+export const DeliveryParams = z.object({
+  id: Uuid.describe("The endpoint's id."),
+  deliveryId: Uuid.describe("The delivery's id, from the endpoint's delivery log."),
+});
 
 export const WebhookList = z.object({ webhooks: z.array(Webhook) }).meta({ id: "WebhookListResponse" });
 
@@ -33,7 +50,7 @@ export const WebhookDelivery = z
     id: Uuid,
     eventType: z.string().describe("agent.task.status_update, run.status_update or test"),
     state: z.enum(["pending", "delivered", "failed"]).describe("failed: given up after a day of retries"),
-    attempts: z.int(),
+    attempts: z.int().describe("Attempts since it was created, or since it was last resent"),
     lastStatus: z.int().nullable().describe("The endpoint's last HTTP status"),
     lastError: z.string().nullable().describe("Why the last attempt did not succeed"),
     createdAt: DateTime,
@@ -57,6 +74,7 @@ export const toWebhook = (e: webhooks.Endpoint | undefined): z.input<typeof Webh
   id: e?.id ?? "",
   url: e?.url ?? "",
   createdAt: iso(e?.createdAt),
+  events: (e?.events ?? []) as z.input<typeof Events>,
 });
 
 export const toDelivery = (d: webhooks.Delivery): z.input<typeof WebhookDelivery> => ({
