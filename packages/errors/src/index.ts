@@ -14,7 +14,8 @@ export type ErrorKind =
   | "unavailable"
   | "insufficient_credit"
   | "bad_request"
-  | "quota_exceeded";
+  | "quota_exceeded"
+  | "plan_limit";
 
 export abstract class ServiceError extends Error {
   abstract readonly kind: ErrorKind;
@@ -65,6 +66,13 @@ export class InsufficientCreditError extends ServiceError {
 /** Storing this would pass a storage quota (a workspace's): retrying does not help, deleting something does. */
 export class QuotaExceededError extends ServiceError {
   readonly kind = "quota_exceeded";
+}
+/**
+ * The project has as many of a kind of resource as it may keep (profiles, workspaces): retrying does not help,
+ * deleting one does.
+ */
+export class PlanLimitError extends ServiceError {
+  readonly kind = "plan_limit";
 }
 /** The caller asked for something it is not set up for (a model that needs an own key it has not stored). */
 export class BadRequestError extends ServiceError {

@@ -13,4 +13,5 @@ export const GRPC_STATUS_OF: Record<ErrorKind, status> = {
   insufficient_credit: status.FAILED_PRECONDITION,
   bad_request: status.FAILED_PRECONDITION,
   quota_exceeded: status.FAILED_PRECONDITION,
+  plan_limit: status.FAILED_PRECONDITION,
 };

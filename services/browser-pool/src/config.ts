@@ -76,6 +76,8 @@ const browserPoolEnv = {
     .default("*"),
   WARM_POOL_SIZE: count(2),
   MAX_BROWSERS_PER_PROJECT: z.coerce.number().int().positive().default(10),
+  /** Most profiles one project may keep; each holds a saved state of up to 200 MB. */
+  MAX_PROFILES_PER_PROJECT: z.coerce.number().int().positive().default(100),
   MAX_BROWSERS_PER_NODE: z.coerce.number().int().positive().default(20),
   /** Timeout (minutes) of a browser acquired for a v3 session; the session's end stops it sooner. */
   SESSION_BROWSER_TIMEOUT_MINUTES: z.coerce

@@ -38,6 +38,7 @@ import { type BrowserPoolDb, browsersProjection, createBrowserReadModel } from "
 import { createUsageStore, usageMigrations } from "./adapters/pg/usage-store";
 import { createNodeRegistry, nodeMigrations } from "./adapters/pg/node-registry";
 import { admissionMigrations, createProjectAdmissions } from "./adapters/pg/project-admissions";
+import { createProfileCreations, profileCreationMigrations } from "./adapters/pg/profile-creations";
 import { createBrowserPoolMetrics } from "./adapters/prometheus/browser-pool-metrics";
 import { createLauncher } from "./adapters/browser-launcher";
 import { createFfmpegRecorder } from "./adapters/recording/ffmpeg-recorder";
@@ -168,6 +169,7 @@ export function startBrowserPoolService(
     await migrate(db, "browser_pool", usageMigrations);
     await migrate(db, "browser_pool_nodes", nodeMigrations);
     await migrate(db, "browser_pool_admissions", admissionMigrations);
+    await migrate(db, "browser_pool_profile_creations", profileCreationMigrations);
     const admissions = createProjectAdmissions(db, config.NODE_ID);
     const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
     const readModel = createBrowserReadModel(db);
@@ -250,6 +252,8 @@ export function startBrowserPoolService(
     const profileQueries = createProfileQueries(db);
     const profiles = createProfiles({
       store,
+      creations: createProfileCreations(db),
+      maxPerProject: config.MAX_PROFILES_PER_PROJECT,
       states: profileStates,
       released: releasedStates,
       log,

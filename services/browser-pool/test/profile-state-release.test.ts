@@ -32,6 +32,9 @@ test("a taken-over browser's save is let go, the replaced state too, and a retri
   const profiles = createProfiles({
     store,
     readModel,
+    // The limit is not what this test is about.
+    creations: { reserve: async () => true, done: async () => undefined },
+    maxPerProject: 1,
     states: { discard: async (ref) => void discarded.push(ref), forget: async () => undefined },
     released: { list: async () => [], forget: async () => undefined },
     log: { warn: () => undefined },

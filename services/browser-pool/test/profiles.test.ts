@@ -26,6 +26,8 @@ let holdSaves: Promise<void> | undefined;
 const heldSaves: string[] = [];
 /** How long a save may take to be recorded before it is swept as never recorded (short here). */
 const SAVE_GRACE_MS = 10_000;
+/** Profiles a project may keep here (MAX_PROFILES_PER_PROJECT). */
+const PROFILE_LIMIT = 12;
 /** The deployment's blob store, as browser-pool's: where profiles' saved states are. */
 let blobs: BlobStore;
 
@@ -70,7 +72,8 @@ beforeAll(async () => {
   const host = `127.0.0.1:${(site.address() as { port: number }).port}`;
   siteUrl = `http://${host}`;
   stack = await startRestStack(
-    { BROWSER_EGRESS_ALLOW: host },
+    // Room for the profiles the other tests make in their project; the limit's own test uses a project of its own.
+    { BROWSER_EGRESS_ALLOW: host, MAX_PROFILES_PER_PROJECT: String(PROFILE_LIMIT) },
     {
       profileStateSweepMs: 200,
       profileSaveGraceMs: SAVE_GRACE_MS,
@@ -392,6 +395,28 @@ test("a browser stopped by its timeout saves into its profile too", async () => 
   await next.browser.disconnect();
   await stop(next.id);
 }, 120_000);
+
+test("a project keeps at most its limit of profiles, even asking for many at once: then 402, and a delete makes room", async () => {
+  const mine = await stack.newProjectKey();
+  const create = () => stack.request("POST", "/api/v4/profiles", { key: mine, body: {} });
+  const replies = await Promise.all(Array.from({ length: PROFILE_LIMIT + 4 }, create));
+  const created = replies.filter((r) => r.status === 201 || r.status === 200);
+  expect(created).toHaveLength(PROFILE_LIMIT);
+  const refused = replies.filter((r) => r.status === 402);
+  expect(refused).toHaveLength(4);
+  expect(refused[0].body.detail).toBe(
+    `Subscription required for additional profiles: this project has reached its limit of ${PROFILE_LIMIT} profiles. Delete one to create another.`,
+  );
+  expect((await stack.request("GET", "/api/v4/profiles?pageSize=100", { key: mine })).body.totalItems).toBe(
+    PROFILE_LIMIT,
+  );
+  // Another project is not held back by this one.
+  expect((await stack.request("POST", "/api/v4/profiles", { key, body: {} })).status).toBe(created[0].status);
+
+  expect((await stack.request("DELETE", `/api/v4/profiles/${created[0].body.id}`, { key: mine })).status).toBe(204);
+  expect((await create()).status).toBe(created[0].status);
+  expect((await create()).status).toBe(402);
+}, 60_000);
 
 test("profiles: read, rename, list, delete; an unknown or another project's profile is a 404 at browser creation", async () => {
   const profile = (await stack.request("POST", "/api/v3/profiles", { key, body: { name: "a" } })).body;

@@ -12,6 +12,8 @@ let blobStoreAway = false;
 const storedByGateway: string[] = [];
 /** How long an upload's blob waits for its commit before it is swept (short here). */
 const UPLOAD_GRACE_MS = 3_000;
+/** Workspaces a project may keep here (MAX_WORKSPACES_PER_PROJECT). */
+const WORKSPACE_LIMIT = 16;
 /** The blob store as a service sees it: deletes fail while `blobStoreAway`; `onPut` hears of every blob stored. */
 const failingDeletes =
   (onPut?: (ref: string) => void) =>
@@ -27,7 +29,8 @@ const failingDeletes =
 
 beforeAll(async () => {
   stack = await startStack({
-    sessionsEnv: { WORKSPACE_MAX_BYTES: String(QUOTA) },
+    // Room for the workspaces the other tests make in their project; the limit's own test uses a project of its own.
+    sessionsEnv: { WORKSPACE_MAX_BYTES: String(QUOTA), MAX_WORKSPACES_PER_PROJECT: String(WORKSPACE_LIMIT) },
     sessionsDeps: { blobSweepMs: 200, uploadGraceMs: UPLOAD_GRACE_MS, wrapBlobs: failingDeletes() },
     gatewayDeps: { wrapBlobs: failingDeletes((ref) => storedByGateway.push(ref)) },
   });
@@ -91,6 +94,32 @@ describe("workspaces", () => {
     expect((await stack.request("GET", `/api/v3/workspaces/${id}`)).status).toBe(404);
     const created = await stack.request("POST", "/api/v4/workspaces", { body: { name: "v4" } });
     expect([created.status, created.body.archived]).toEqual([200, false]);
+  });
+
+  it("are kept up to the project's limit, even when asked for many at once: then 402; its default one is made even so", async () => {
+    const mine = await stack.newProjectKey();
+    const create = () => stack.request("POST", "/api/v4/workspaces", { key: mine, body: {} });
+    const replies = await Promise.all(Array.from({ length: WORKSPACE_LIMIT + 4 }, create));
+    const made = replies.filter((r) => r.status < 300);
+    expect(made).toHaveLength(WORKSPACE_LIMIT);
+    const refused = replies.filter((r) => r.status === 402);
+    expect(refused.map((r) => r.body.detail)).toEqual(
+      Array(4).fill(
+        `This project has reached its limit of ${WORKSPACE_LIMIT} workspaces. Delete one to create another.`,
+      ),
+    );
+    // A v4 run without a workspace gets the project's default one, which is made even at the limit.
+    const run = await stack.request("POST", "/api/v4/runs", { key: mine, body: { task: "use the default workspace" } });
+    expect(run.status).toBeLessThan(300);
+    expect((await stack.request("GET", `/api/v4/workspaces/${run.body.workspaceId}`, { key: mine })).status).toBe(200);
+    await stack.request("POST", `/api/v4/runs/${run.body.id}/cancel`, { key: mine });
+
+    // Deleting two makes room for one: the default workspace counts too.
+    for (const r of made.slice(0, 2)) {
+      expect((await stack.request("DELETE", `/api/v3/workspaces/${r.body.id}`, { key: mine })).status).toBe(204);
+    }
+    expect((await create()).status).toBeLessThan(300);
+    expect((await create()).status).toBe(402);
   });
 
   it("take a CSV through a presigned PUT; it is listed, downloadable and counted", async () => {

@@ -72,6 +72,11 @@ const sessionsEnv = {
     .int()
     .positive()
     .default(1024 ** 3),
+  /**
+   * Most workspaces one project may keep (its default workspace is always made): with WORKSPACE_MAX_BYTES, what a
+   * project can store in all.
+   */
+  MAX_WORKSPACES_PER_PROJECT: z.coerce.number().int().positive().default(100),
   /** How long an endpoint has to answer a delivery. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /**

@@ -251,6 +251,7 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
       store: createWorkspaceStore(db, deps.uploadGraceMs),
       blobs,
       maxBytes: config.WORKSPACE_MAX_BYTES,
+      maxPerProject: config.MAX_WORKSPACES_PER_PROJECT,
       newId,
       log,
     });

@@ -1,7 +1,7 @@
 import { removeEach } from "@bas/blobs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type EventStore, fold, handleCommand, type Handled } from "@bas/event-store";
-import { IllegalStateError, NotFoundError } from "@bas/errors";
+import { IllegalStateError, NotFoundError, PlanLimitError } from "@bas/errors";
 import { PROFILE_AGGREGATE, type ProfileCommand, profileDecider, type ProfileEvent } from "../domain/profile";
 import type { ProfileStates, ProfileView, SavedProfile } from "./ports";
 
@@ -12,9 +12,20 @@ export interface ProfileReadModel {
   list(projectId: string, page: { number: number; size: number }): Promise<{ views: ProfileView[]; total: number }>;
 }
 
+/** A project's profiles against its limit, across every node (Postgres). */
+export interface ProfileCreations {
+  /** Counts the project's profiles, those being created too, and reserves one more if it stays within `limit`. */
+  reserve(creation: { projectId: string; profileId: string; limit: number }): Promise<boolean>;
+  /** The creation is over: recorded and shown by the read model, or failed. */
+  done(profileId: string): Promise<void>;
+}
+
 export interface ProfilesDeps {
   store: EventStore;
   readModel: ProfileReadModel;
+  creations: ProfileCreations;
+  /** Most profiles a project may keep (MAX_PROFILES_PER_PROJECT). */
+  maxPerProject: number;
   /** Profiles' saved states: those no longer needed go. */
   states: Pick<ProfileStates, "discard" | "forget">;
   /** Saved states released (replaced, or their profile deleted) that may still be in the blob store. */
@@ -83,13 +94,29 @@ export function createProfiles(deps: ProfilesDeps) {
 
     async create(projectId: string, fields: ProfileFields): Promise<ProfileView> {
       const id = deps.newId();
+      const limit = deps.maxPerProject;
+      if (!(await deps.creations.reserve({ projectId, profileId: id, limit }))) {
+        // The hosted service's words for a plan that allows no more profiles (402).
+        throw new PlanLimitError(
+          `Subscription required for additional profiles: this project has reached its limit of ${limit} profiles. Delete one to create another.`,
+        );
+      }
       const command: ProfileCommand = {
         type: "CreateProfile",
         projectId,
         name: fields.name ?? null,
         userId: fields.userId ?? null,
       };
-      await settled(await decide(id, command));
+      try {
+        await settled(await decide(id, command));
+      } finally {
+        // Shown by the read model now (or never recorded): the reservation has done its work.
+        deps.creations
+          .done(id)
+          .catch((err) =>
+            deps.log.warn({ err, profileId: id }, "a profile's creation could not be cleared; it expires"),
+          );
+      }
       return get(projectId, id);
     },
 

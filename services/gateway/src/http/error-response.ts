@@ -41,6 +41,9 @@ function byKind(
       return detail(400, clip(message, "Bad request"));
     case "quota_exceeded":
       return detail(413, clip(message, "Storage quota exceeded"));
+    case "plan_limit":
+      // As the hosted service answers a plan that allows no more profiles.
+      return detail(402, clip(message, "Subscription required for additional resources"));
     case "invalid_argument":
       return {
         status: 422,

@@ -319,7 +319,14 @@ export type NewWorkspaceFile = Omit<WorkspaceFileRecord, "lastModified"> & { upl
  * project's workspace is as absent as a missing one.
  */
 export interface WorkspaceStore {
-  create(workspace: { id: string; projectId: string; name: string | null }): Promise<WorkspaceRecord>;
+  /**
+   * Creates the workspace unless the project keeps `maxPerProject` already (undefined then), counted under a lock of
+   * the project's, so creates at the same instant cannot pass it.
+   */
+  create(
+    workspace: { id: string; projectId: string; name: string | null },
+    maxPerProject: number,
+  ): Promise<WorkspaceRecord | undefined>;
   /** Creates the workspace unless it exists (a deleted one comes back empty). */
   ensure(workspace: { id: string; projectId: string; name: string | null }): Promise<void>;
   get(projectId: string, id: string): Promise<WorkspaceRecord | undefined>;

@@ -1,5 +1,5 @@
 import { type BlobStore, removeEach } from "@bas/blobs";
-import { InvalidArgumentError, NotFoundError, QuotaExceededError } from "@bas/errors";
+import { InvalidArgumentError, NotFoundError, PlanLimitError, QuotaExceededError } from "@bas/errors";
 import { normalizeFilePath } from "../domain/workspace-path";
 import { derivedId } from "./derived-id";
 import type { AttachedFile } from "../domain/events";
@@ -11,6 +11,8 @@ export interface WorkspacesDeps {
   blobs: Pick<BlobStore, "delete">;
   /** Most bytes a workspace's files may take together (WORKSPACE_MAX_BYTES). */
   maxBytes: number;
+  /** Most workspaces a project may keep (MAX_WORKSPACES_PER_PROJECT); its default one is made even so. */
+  maxPerProject: number;
   newId: () => string;
   log: { warn(o: object, msg: string): void };
 }
@@ -60,7 +62,15 @@ export function createWorkspaces(deps: WorkspacesDeps) {
   };
 
   return {
-    create: (projectId: string, name: string | null) => store.create({ id: deps.newId(), projectId, name }),
+    async create(projectId: string, name: string | null): Promise<WorkspaceRecord> {
+      const created = await store.create({ id: deps.newId(), projectId, name }, deps.maxPerProject);
+      if (!created) {
+        throw new PlanLimitError(
+          `This project has reached its limit of ${deps.maxPerProject} workspaces. Delete one to create another.`,
+        );
+      }
+      return created;
+    },
     get: existing,
     list: (projectId: string, offset: number, limit: number) => store.list(projectId, offset, limit),
     async rename(projectId: string, id: string, name: string | null) {

@@ -96,10 +96,15 @@ function megabytes(bytes: number): string {
 /** `uploadGraceMs`: how long an expected upload's blob waits for its commit before it is swept (`expectBlob`). */
 export function createWorkspaceStore(db: Kysely<SessionsDb>, uploadGraceMs = 60 * 60_000): WorkspaceStore {
   return {
-    async create({ id, projectId, name }) {
-      const { rows } = await sql<WorkspaceRow>`insert into workspaces (id, project_id, name, created_at, updated_at)
-        values (${id}, ${projectId}, ${name}, now(), now()) returning ${FIELDS}`.execute(db);
-      return workspaceOf(rows[0]);
+    async create({ id, projectId, name }, maxPerProject) {
+      return db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(hashtextextended(${`workspaces/${projectId}`}, 0))`.execute(trx);
+        const { rows } = await sql<WorkspaceRow>`insert into workspaces (id, project_id, name, created_at, updated_at)
+          select ${id}, ${projectId}, ${name}, now(), now()
+          where (select count(*) from workspaces where project_id = ${projectId} and deleted_at is null) < ${maxPerProject}
+          returning ${FIELDS}`.execute(trx);
+        return rows[0] && workspaceOf(rows[0]);
+      });
     },
 
     async ensure({ id, projectId, name }) {

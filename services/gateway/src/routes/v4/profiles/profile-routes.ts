@@ -24,6 +24,8 @@ export const createProfileRoute = (v: Version) =>
     tags,
     request: { body: ProfileCreateRequest },
     responses: { 201: { description: "The new profile", schema: ProfileView } },
+    // 402: the project keeps as many profiles as it may (MAX_PROFILES_PER_PROJECT), as the hosted service answers.
+    errors: [402],
     async handler({ body, project, signal }, deps) {
       const profile = await deps.browserPool.createProfile(
         { projectId: project.projectId, name: body.name ?? undefined, userId: body.userId ?? undefined },

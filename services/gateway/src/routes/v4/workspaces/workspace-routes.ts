@@ -44,6 +44,8 @@ export const createWorkspaceRoute = (v: Version) =>
       v === "v4"
         ? { 200: { description: "The new workspace", schema: WorkspaceInfo } }
         : { 201: { description: "The new workspace", schema: WorkspaceView } },
+    // 402: the project keeps as many workspaces as it may (MAX_WORKSPACES_PER_PROJECT).
+    errors: [402],
     async handler({ body, project, signal }, deps) {
       const created = await deps.workspaces.createWorkspace(
         { projectId: project.projectId, name: body?.name ?? undefined },
