@@ -11,15 +11,6 @@ export interface AdmissionDeps {
   local: { countForProject(projectId: string): number; readonly size: number };
 }
 
-/** A browser's place under the limits, taken before it launches. */
-export interface AdmissionSlot {
-  /**
-   * Gives the place on this node back (once; later calls do nothing). Give it back in the same synchronous step the
-   * browser joins `local`, so it never counts twice.
-   */
-  release(): void;
-}
-
 /**
  * Counts a browser in against the project's and the node's maximum before it launches. This node's launches in flight
  * count too, and a project's admissions here take turns, so concurrent requests here cannot both slip in; the other
@@ -48,9 +39,10 @@ export function createAdmission(deps: AdmissionDeps) {
     },
     /**
      * Takes a place for `browserId`, or throws LimitExceededError (the project's maximum) or AtCapacityError (this
-     * node's).
+     * node's); the returned function gives the place on this node back (once; later calls do nothing). Give it back in
+     * the same synchronous step the browser joins `local`, so it never counts twice.
      */
-    async admit(projectId: string, browserId: string): Promise<AdmissionSlot> {
+    async admit(projectId: string, browserId: string): Promise<() => void> {
       // One at a time per project on this node: each counts the admissions before it here as they were decided.
       return inTurn(projectId, async () => {
         const mine = pending.get(projectId) ?? 0;
@@ -75,7 +67,7 @@ export function createAdmission(deps: AdmissionDeps) {
           release();
           throw err;
         }
-        return { release };
+        return release;
       });
     },
   };

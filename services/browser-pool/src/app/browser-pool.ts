@@ -291,7 +291,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     if (cannotRecord) throw new BrowserUnavailableError(cannotRecord);
     const warm = isWarmEligible(settings) ? deps.warm.take() : undefined;
     const id = warm?.id ?? deps.newId();
-    const { release } = await admission.admit(input.projectId, id).catch((err) => {
+    const release = await admission.admit(input.projectId, id).catch((err) => {
       if (warm) deps.warm.putBack(warm);
       throw err;
     });

@@ -200,7 +200,6 @@ async function listBrowsers(
   return { rows, total: Number(count.n) };
 }
 
-/** Browsers of a project that are launching or running on nodes other than `exceptNode`. */
 /** Every browser a node launched that is not recorded as stopped: what a restart must adopt or close. */
 async function liveOnNode(db: Kysely<BrowserPoolDb>, nodeId: string): Promise<BrowserRecordRow[]> {
   return db
