@@ -295,6 +295,7 @@ export function startBrowserPoolService(
       profileStates,
       settle: (sequence) =>
         browsersRunner.waitFor(sequence, 5_000).catch((err) => log.warn({ err, sequence }, "read model lags behind")),
+      catchUp: () => browsersRunner.catchUp(2_000).catch((err) => log.warn({ err }, "read model lags behind")),
       timeoutSweepMs: deps.timeoutSweepMs,
       metrics,
       now,

@@ -144,6 +144,30 @@ describe("a project's limit across nodes", () => {
       await stopAll(again.map(({ id }) => id));
     }
   });
+
+  test("at its limit, gets a browser on either node the moment one is stopped on either node", async () => {
+    const project = randomUUID();
+    const create = (node: PoolHarness) =>
+      node.client.createBrowser({
+        projectId: project,
+        settings: { allowedDomains: [], record: false },
+        timeoutMinutes: 0,
+        metadata: {},
+      });
+    const running = [await create(nodes[0]), await create(nodes[1]), await create(nodes[0])];
+    await expect(create(nodes[1])).rejects.toMatchObject({ kind: "limit_exceeded" });
+    // Every pairing of the node that stops and the node that creates, the browser stopped on either: the stop is
+    // answered before the read model or the browser's own node know of it, and the create comes right after.
+    for (let round = 0; round < 12; round++) {
+      await Promise.all(nodes.map((node) => node.service.warmPoolFilled()));
+      const stopped = running.shift();
+      if (!stopped) throw new Error("no browser to stop");
+      await nodes[round % 2].client.stopBrowser({ projectId: project, browserId: stopped.id });
+      const creator = nodes[Math.floor(round / 2) % 2];
+      running.push(await create(creator));
+    }
+    await Promise.all(running.map(({ id }) => nodes[0].client.stopBrowser({ projectId: project, browserId: id })));
+  });
 });
 
 describe("warm pool", () => {

@@ -9,6 +9,8 @@ export interface AdmissionDeps {
   elsewhere: Pick<ProjectAdmissions, "admit" | "countElsewhere">;
   /** This node's running browsers. */
   local: { countForProject(projectId: string): number; readonly size: number };
+  /** Waits until what the counts read shows every stop recorded so far. */
+  lookAgain(): Promise<void>;
 }
 
 /**
@@ -21,6 +23,33 @@ export function createAdmission(deps: AdmissionDeps) {
   const pending = new Map<string, number>();
   let pendingTotal = 0;
   const inTurn = createKeyedLock();
+
+  async function take(projectId: string, browserId: string): Promise<() => void> {
+    const mine = pending.get(projectId) ?? 0;
+    const here = deps.local.countForProject(projectId) + mine;
+    checkBrowserLimits({ project: here, node: deps.local.size + pendingTotal }, deps.limits);
+    pending.set(projectId, mine + 1);
+    pendingTotal += 1;
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      const left = (pending.get(projectId) ?? 1) - 1;
+      if (left > 0) pending.set(projectId, left);
+      else pending.delete(projectId);
+      pendingTotal -= 1;
+    };
+    try {
+      const limit = deps.limits.perProject;
+      const elsewhere = await deps.elsewhere.admit({ projectId, browserId, here: here + 1, limit });
+      checkBrowserLimits({ project: elsewhere + here, node: 0 }, deps.limits);
+    } catch (err) {
+      release();
+      throw err;
+    }
+    return release;
+  }
+
   return {
     /**
      * The project's browsers (launching or running, every node) against its maximum, taking nothing; throws
@@ -45,29 +74,15 @@ export function createAdmission(deps: AdmissionDeps) {
     async admit(projectId: string, browserId: string): Promise<() => void> {
       // One at a time per project on this node: each counts the admissions before it here as they were decided.
       return inTurn(projectId, async () => {
-        const mine = pending.get(projectId) ?? 0;
-        const here = deps.local.countForProject(projectId) + mine;
-        checkBrowserLimits({ project: here, node: deps.local.size + pendingTotal }, deps.limits);
-        pending.set(projectId, mine + 1);
-        pendingTotal += 1;
-        let held = true;
-        const release = () => {
-          if (!held) return;
-          held = false;
-          const left = (pending.get(projectId) ?? 1) - 1;
-          if (left > 0) pending.set(projectId, left);
-          else pending.delete(projectId);
-          pendingTotal -= 1;
-        };
         try {
-          const limit = deps.limits.perProject;
-          const elsewhere = await deps.elsewhere.admit({ projectId, browserId, here: here + 1, limit });
-          checkBrowserLimits({ project: elsewhere + here, node: 0 }, deps.limits);
+          return await take(projectId, browserId);
         } catch (err) {
-          release();
-          throw err;
+          if (!(err instanceof LimitExceededError)) throw err;
+          // A browser stopped a moment ago may still count: the stop is answered before the read model and the node
+          // running it know. Look again once they do.
+          await deps.lookAgain();
+          return take(projectId, browserId);
         }
-        return release;
       });
     },
   };

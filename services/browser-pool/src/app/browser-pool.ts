@@ -63,6 +63,8 @@ export interface BrowserPoolDeps {
   profileStates: ProfileStates;
   /** Waits until the read model has applied the event at `sequence`, so a read right after a write sees it. */
   settle(sequence: number): Promise<void>;
+  /** Waits until the read model has applied every browser event stored so far (bounded; a lagging one is let be). */
+  catchUp(): Promise<void>;
   /** How often browser timeouts are checked (default 1 s). */
   timeoutSweepMs?: number;
   metrics: PoolMetrics;
@@ -125,6 +127,8 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     limits: config.limits,
     elsewhere: deps.admissions,
     local: live,
+    // The stop's event reaches this node's browsers (watchForeignStops) sooner than the read model.
+    lookAgain: () => deps.catchUp(),
   });
 
   const decide = (id: string, command: BrowserCommand): Promise<Handled<BrowserEvent, BrowserState>> =>
