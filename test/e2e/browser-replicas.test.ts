@@ -45,6 +45,8 @@ test("a session's browser, too, comes from the replica with room", async () => {
   expect(created.status).toBe(200);
   const session = await stack.waitFor(created.body.id, (s) => s.status !== "created" && s.status !== "running");
   expect(session).toMatchObject({ output: "got a browser", isTaskSuccessful: true });
-  await stack.request("PATCH", `/api/v3/sessions/${created.body.id}`, { action: "stop" });
+  expect(
+    (await stack.request("POST", `/api/v3/sessions/${created.body.id}/stop`, { strategy: "session" })).status,
+  ).toBe(200);
   await stop(other.id);
 });
