@@ -164,6 +164,8 @@ describe("a project's limit across nodes", () => {
       if (!stopped) throw new Error("no browser to stop");
       await nodes[round % 2].client.stopBrowser({ projectId: project, browserId: stopped.id });
       const creator = nodes[Math.floor(round / 2) % 2];
+      // What the gateway asks before it creates a session, then the create.
+      await creator.client.requireBrowserCapacity({ projectId: project });
       running.push(await create(creator));
     }
     await Promise.all(running.map(({ id }) => nodes[0].client.stopBrowser({ projectId: project, browserId: id })));

@@ -56,9 +56,17 @@ export function createAdmission(deps: AdmissionDeps) {
      * LimitExceededError, saying what a caller creating a session can do, when there is no room for one more.
      */
     async capacity(projectId: string): Promise<{ active: number; limit: number }> {
-      const elsewhere = await deps.elsewhere.countElsewhere(projectId);
-      const active = elsewhere + deps.local.countForProject(projectId) + (pending.get(projectId) ?? 0);
+      const count = async () =>
+        (await deps.elsewhere.countElsewhere(projectId)) +
+        deps.local.countForProject(projectId) +
+        (pending.get(projectId) ?? 0);
       const limit = deps.limits.perProject;
+      let active = await count();
+      // As for a create: a browser stopped a moment ago may still count.
+      if (active >= limit) {
+        await deps.lookAgain();
+        active = await count();
+      }
       if (active >= limit) {
         throw new LimitExceededError(
           `Too many concurrent active browsers for this project (maximum ${limit}): a new session would get none. Stop a browser or a session and try again.`,
