@@ -2,9 +2,15 @@ import { status } from "@grpc/grpc-js";
 import { eventually } from "@bas/testing";
 import { createRequest, failure, type Harness, newProject, startHarness } from "./harness";
 
+// The service's clock stands still unless the test moves it: a session times out when the test says so, never because
+// the machine was slow to set it up (the idle one once timed out before it was ready).
+let offset = 0;
+const start = Date.now();
+const now = () => new Date(start + offset);
+
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ SESSION_INACTIVITY_TIMEOUT_MS: "400" });
+  h = await startHarness({ SESSION_INACTIVITY_TIMEOUT_MS: "400" }, { now });
 });
 afterAll(() => h.close());
 
@@ -21,6 +27,7 @@ test("idle and stuck created sessions time out; a running one, quiet for longer,
   await h.takeAssignment();
   await h.reports.sandboxReady({ sessionId: idle.id, browserId: "b" });
   const stuck = await h.api.createSession(createRequest(project, { task: "never picked up" }));
+  offset += 1_000; // quiet for a second, all of them: past the timeout
 
   expect(
     await eventually(
