@@ -1,4 +1,4 @@
-import { Kysely, type Migration, Migrator, PostgresDialect } from "kysely";
+import { Kysely, type Migration, Migrator, PostgresDialect, sql, type Transaction } from "kysely";
 import { Pool } from "pg";
 
 /**
@@ -44,4 +44,12 @@ export async function migrate(db: Kysely<any>, owner: string, migrations: Record
     const failed = results?.find((r) => r.status === "Error")?.migrationName;
     throw new Error(`migration ${failed ?? "(unknown)"} of ${owner} failed`, { cause: error });
   }
+}
+
+/**
+ * Holds an advisory lock on `key` until `trx` ends: transactions of every replica that lock the same key take turns,
+ * so a count and the insert it allows cannot interleave with another's (a per-project limit).
+ */
+export async function lockUntilCommit(trx: Transaction<any>, key: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
 }

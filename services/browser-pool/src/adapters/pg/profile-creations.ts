@@ -1,3 +1,4 @@
+import { lockUntilCommit } from "@bas/event-store";
 import { type Kysely, type Migration, sql } from "kysely";
 import type { ProfileCreations } from "../../app/profiles";
 import { PROFILES_TABLE } from "./profiles-projection";
@@ -29,9 +30,7 @@ export function createProfileCreations(db: Kysely<any>): ProfileCreations {
   return {
     async reserve({ projectId, profileId, limit }) {
       return db.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(hashtextextended(${`browser_pool_profiles/${projectId}`}, 0))`.execute(
-          trx,
-        );
+        await lockUntilCommit(trx, `browser_pool_profiles/${projectId}`);
         // One statement: a profile the projection shows meanwhile counts once, as a row or as a creation.
         const { rows } = await sql<{ n: string }>`select
             (select count(*) from ${sql.table(PROFILES_TABLE)} where project_id = ${projectId} and not deleted)

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from "node:crypto";
+import { lockUntilCommit } from "@bas/event-store";
 import { type Kysely, type Migration, type Selectable, sql, type Transaction } from "kysely";
 import type { DueDelivery, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookStore } from "../../app/ports";
 import { type WebhookEvent, webhookBody } from "../../domain/webhook-events";
@@ -127,7 +128,7 @@ export function createWebhookStore(db: Kysely<SessionsDb>, key: Buffer): Webhook
       const id = randomUUID();
       const createdAt = new Date().toISOString();
       return db.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(hashtextextended(${`webhook_endpoints/${projectId}`}, 0))`.execute(trx);
+        await lockUntilCommit(trx, `webhook_endpoints/${projectId}`);
         const { n } = await trx
           .selectFrom("webhook_endpoints")
           .select((eb) => eb.fn.countAll<string>().as("n"))

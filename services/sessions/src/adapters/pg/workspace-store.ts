@@ -1,4 +1,5 @@
 import { NotFoundError, QuotaExceededError } from "@bas/errors";
+import { lockUntilCommit } from "@bas/event-store";
 import { type Kysely, type Migration, sql } from "kysely";
 import type { WorkspaceFileRecord, WorkspaceRecord, WorkspaceStore } from "../../app/ports";
 import type { SessionsDb } from "./schema";
@@ -98,7 +99,7 @@ export function createWorkspaceStore(db: Kysely<SessionsDb>, uploadGraceMs = 60 
   return {
     async create({ id, projectId, name }, maxPerProject) {
       return db.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(hashtextextended(${`workspaces/${projectId}`}, 0))`.execute(trx);
+        await lockUntilCommit(trx, `workspaces/${projectId}`);
         const { rows } = await sql<WorkspaceRow>`insert into workspaces (id, project_id, name, created_at, updated_at)
           select ${id}, ${projectId}, ${name}, now(), now()
           where (select count(*) from workspaces where project_id = ${projectId} and deleted_at is null) < ${maxPerProject}
