@@ -1,5 +1,6 @@
 export type { AggregateRef, DomainEvent, EventEnvelope, EventMetadata, StoredEvent } from "./envelope";
 export type { AppendOptions, AppendResult, EventStore, LoadedAggregate } from "./event-store";
+export { followEvents, lastSequence, type FollowedEvents, type FollowEventsDeps } from "./follow-events";
 export { createNatsEventStore, type NatsEventStoreDeps } from "./nats-event-store";
 export { ensureStreams } from "./ensure-streams";
 export { streamNames, type StreamNames } from "./streams";

@@ -4,3 +4,4 @@ export { storedText } from "./stored-text";
 export { runEnv } from "./run-env";
 export { type ServiceProcess, spawnServiceProcess } from "./service-process";
 export { type MetricSample, parseMetrics, scrapeMetrics, sumOf } from "./metrics-text";
+export { type SeverableLink, startSeverableLink } from "./severable-link";

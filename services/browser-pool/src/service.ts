@@ -9,6 +9,7 @@ import {
   ensureStreams,
   type EventConsumer,
   fold,
+  lastSequence,
   migrate,
   streamNames,
 } from "@bas/event-store";
@@ -323,6 +324,8 @@ export function startBrowserPoolService(
     });
     cleanup.defer(() => nodes.stop());
     await admissions.forgetNode();
+    // Before recovering: a stop recorded elsewhere while this node adopts its browsers is still heard.
+    const stopsAfter = await lastSequence(nats.jsm, streams.events.stream);
     await recoverBrowsers({ readModel, nodeId: config.NODE_ID, driver, launcher, pool, usage, now, log });
     await usage.flush();
     usage.start(config.USAGE_INTERVAL_MS);
@@ -337,13 +340,14 @@ export function startBrowserPoolService(
     const sessionEnds = runnerFor(sessionEndReactor(sessionBrowsers));
     cleanup.defer(() => sessionEnds.stop());
     await sessionEnds.start();
-    const foreignStops = watchForeignStops(nats.nc, streams, pool, log);
+    const followDeps = { js: nats.js, jsm: nats.jsm, log };
+    const foreignStops = await watchForeignStops(followDeps, streams, pool, stopsAfter);
     cleanup.defer(() => foreignStops.close());
     await profilesRunner.catchUp();
     const deletedProfiles = await dropCopiesOfDeletedProfiles({
       states: profileStates,
       live: profileQueries.live,
-      watchDeletions: (deleted) => watchEvents(nats.nc, streams, PROFILE_AGGREGATE, ["ProfileDeleted"], deleted),
+      watchDeletions: (deleted) => watchEvents(followDeps, streams, PROFILE_AGGREGATE, ["ProfileDeleted"], deleted),
       log,
     });
     cleanup.defer(() => deletedProfiles.close());

@@ -5,7 +5,9 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import { type BlobStore, createNatsBlobStore } from "@bas/blobs";
+import { natsUrl, startSeverableLink } from "@bas/testing";
 import { list } from "tar";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { eventually, startPoolHarness } from "./support/pool-harness";
@@ -252,15 +254,27 @@ test("the node that saved a profile keeps its state unpacked, as the archive hol
   expect(await keptOf()).toBeUndefined();
 }, 120_000);
 
-test("a deleted profile's unpacked copies go from the other nodes too: at once if they run, when they start if not", async () => {
+test("a deleted profile's unpacked copies go from the other nodes too: at once if they run, once they hear again if cut off from NATS, when they start if down", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "bas-bp-other-"));
-  const startOther = () => startPoolHarness({ NODE_ID: "other-node" }, {}, { infra: stack.pool.infra, dataDir });
+  const nats = new URL(natsUrl());
+  const link = await startSeverableLink({ host: nats.hostname, port: Number(nats.port) });
+  const startOther = () =>
+    startPoolHarness(
+      { NODE_ID: "other-node", NATS_URL: `nats://${link.address}` },
+      {},
+      { infra: stack.pool.infra, dataDir },
+    );
   let other = await startOther();
   const newProfile = async () => (await stack.request("POST", "/api/v4/profiles", { key, body: {} })).body.id as string;
-  const [deletedWhileUp, deletedWhileDown, live] = [await newProfile(), await newProfile(), await newProfile()];
+  const [deletedWhileUp, deletedWhileCut, deletedWhileDown, live] = [
+    await newProfile(),
+    await newProfile(),
+    await newProfile(),
+    await newProfile(),
+  ];
   // A node keeps the states it saved as folders named by their refs: each profile's last save happened there.
   const otherKept = join(dataDir, ".profile-states");
-  for (const profileId of [deletedWhileUp, deletedWhileDown, live]) {
+  for (const profileId of [deletedWhileUp, deletedWhileCut, deletedWhileDown, live]) {
     mkdirSync(join(otherKept, `profile-${profileId}-${randomUUID()}.tgz`, "Default"), { recursive: true });
   }
   const copiesOf = async (profileId: string) =>
@@ -270,6 +284,13 @@ test("a deleted profile's unpacked copies go from the other nodes too: at once i
     await deleteProfile(deletedWhileUp);
     await eventually(async () => ((await copiesOf(deletedWhileUp)).length === 0 ? true : undefined), 10_000);
 
+    link.cut();
+    await deleteProfile(deletedWhileCut);
+    await sleep(1_000);
+    expect(await copiesOf(deletedWhileCut)).toHaveLength(1);
+    link.restore();
+    await eventually(async () => ((await copiesOf(deletedWhileCut)).length === 0 ? true : undefined), 20_000);
+
     await other.close();
     await deleteProfile(deletedWhileDown);
     other = await startOther();
@@ -277,9 +298,10 @@ test("a deleted profile's unpacked copies go from the other nodes too: at once i
     expect(await copiesOf(live)).toHaveLength(1);
   } finally {
     await other.close();
+    await link.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
-}, 60_000);
+}, 90_000);
 
 test("a profile holds one saved state: each save deletes the blob of the one it replaces, and a delete the last", async () => {
   const profile = (await stack.request("POST", "/api/v4/profiles", { key, body: {} })).body;

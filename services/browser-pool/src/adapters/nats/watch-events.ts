@@ -1,28 +1,25 @@
-import type { StreamNames } from "@bas/event-store";
-import type { NatsConnection } from "@nats-io/transport-node";
+import { type FollowEventsDeps, type FollowedEvents, followEvents, type StreamNames } from "@bas/event-store";
 
 /**
- * Calls `react` with the aggregate's id for each event of `aggregateType` among `types`, as any node stores it. Core
- * NATS, no consumer: only what is stored while this node listens, and a message can be missed; callers allow for it.
+ * Calls `react` with the aggregate's id for each event of `aggregateType` among `types` that any node stores after
+ * sequence `after` (by default: from now on), none missed while this node runs, also across a NATS reconnect.
  */
 export function watchEvents(
-  nc: NatsConnection,
+  deps: FollowEventsDeps,
   streams: StreamNames,
   aggregateType: string,
   types: readonly string[],
   react: (aggregateId: string) => void,
-): { close(): void } {
-  const sub = nc.subscribe(streams.events.ofType(aggregateType), {
-    callback: (err, msg) => {
-      if (err) return;
-      let event: { type?: string; aggregateId?: string };
-      try {
-        event = msg.json();
-      } catch {
-        return; // Not an event envelope: nothing to do.
-      }
-      if (event.type && event.aggregateId && types.includes(event.type)) react(event.aggregateId);
+  after?: number,
+): Promise<FollowedEvents> {
+  const subject = streams.events.ofType(aggregateType);
+  return followEvents(
+    deps,
+    streams.events.stream,
+    subject,
+    (event) => {
+      if (types.includes(event.type)) react(event.aggregateId);
     },
-  });
-  return { close: () => sub.unsubscribe() };
+    after,
+  );
 }
