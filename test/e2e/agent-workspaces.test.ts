@@ -131,13 +131,13 @@ test("a v4 run without a workspace named works in the project's default one, whi
 });
 
 /** A file put into a workspace through the v4 upload API: the upload's id and its path. */
-async function uploadV4(workspaceId: string, name: string, content: string) {
+async function uploadV4(workspaceId: string, name: string, content: string, contentType = "text/csv") {
   const presigned = await stack.request("POST", `/api/v4/workspaces/${workspaceId}/files/upload`, {
-    files: [{ name, contentType: "text/csv", size: Buffer.byteLength(content) }],
+    files: [{ name, contentType, size: Buffer.byteLength(content) }],
   });
   expect(presigned.status).toBe(200);
   const { id, path, uploadUrl } = presigned.body.files[0];
-  const put = await fetch(uploadUrl, { method: "PUT", body: content, headers: { "Content-Type": "text/csv" } });
+  const put = await fetch(uploadUrl, { method: "PUT", body: content, headers: { "Content-Type": contentType } });
   expect(put.status).toBe(200);
   return { id: id as string, path: path as string };
 }
@@ -206,6 +206,44 @@ test("a v4 run is pointed to uploaded files by their upload ids: the agent is to
   }
   expect(await runToEnd(runId!)).toMatchObject({ status: "completed", result: "queued", attachedFileIds: [orders.id] });
   expect(told).toBe("attached these files of the workspace to this task: uploads/orders.csv");
+  const queuedAttachments = (await stack.request("GET", `/api/v4/runs/${runId}/attachments`)).body.attachments;
+  expect(queuedAttachments).toEqual([expect.objectContaining({ id: orders.id, name: "orders.csv" })]);
+});
+
+test("a run's attachments are its files in the order given, as they were when it was created; only its project sees them", async () => {
+  const workspace = (await stack.request("POST", "/api/v4/workspaces", {})).body;
+  const notes = await uploadV4(workspace.id, "notes.txt", "remember the milk\n", "text/plain");
+  const orders = await uploadV4(workspace.id, "orders.csv", ORDERS);
+  stack.llm.script("gpt-4o", [() => toolCallReply("done", { success: true, text: "seen" })]);
+  const created = await stack.request("POST", "/api/v4/runs", {
+    task: "Look at the files.",
+    model: "gpt-4o",
+    workspaceId: workspace.id,
+    attachedFileIds: [notes.id, orders.id],
+  });
+  expect(created.status).toBe(200);
+  const attachments = `/api/v4/runs/${created.body.id}/attachments`;
+  const shown = {
+    attachments: [
+      { id: notes.id, name: "notes.txt", contentType: "text/plain", sizeBytes: 18, status: "uploaded" },
+      { id: orders.id, name: "orders.csv", contentType: "text/csv", sizeBytes: ORDERS.length, status: "uploaded" },
+    ],
+  };
+  expect(await stack.request("GET", attachments)).toMatchObject({ status: 200, body: shown });
+  await runToEnd(created.body.id);
+
+  // A later upload to the same path is another file: the run still shows the one it was given.
+  await uploadV4(workspace.id, "orders.csv", "sku,qty,price\n");
+  expect((await stack.request("GET", attachments)).body).toEqual(shown);
+
+  stack.llm.script("gpt-4o", [() => toolCallReply("done", { success: true, text: "none" })]);
+  const bare = await stack.request("POST", "/api/v4/runs", { task: "No files.", model: "gpt-4o" });
+  expect((await stack.request("GET", `/api/v4/runs/${bare.body.id}/attachments`)).body).toEqual({ attachments: [] });
+  await runToEnd(bare.body.id);
+
+  const stranger = await stack.newProjectKey();
+  const theirs = await stack.request("GET", attachments, undefined, stranger);
+  expect([theirs.status, theirs.body]).toEqual([404, expect.objectContaining({ detail: expect.any(String) })]);
 });
 
 test("an attached id that names no file of the run's workspace is a 404 that says which, and nothing runs", async () => {

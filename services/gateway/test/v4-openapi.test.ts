@@ -57,6 +57,7 @@ test("the document is valid OpenAPI 3.1 and holds exactly the v4 paths; v3's hol
       "/api/v4/runs",
       "/api/v4/runs/{id}/status",
       "/api/v4/runs/{id}/events",
+      "/api/v4/runs/{id}/attachments",
       "/api/v4/sessions/{id}/queue",
       "/api/v4/sessions/{id}/queue/{messageId}",
       "/api/v4/browsers",
@@ -86,6 +87,7 @@ test("every answer of the runs and sessions API conforms to the schema the docum
   await call("GET", "/api/v4/runs/{id}", r);
   await call("GET", "/api/v4/runs", "/api/v4/runs?limit=1");
   await call("GET", "/api/v4/runs/{id}/events", `${r}/events?limit=2`);
+  await call("GET", "/api/v4/runs/{id}/attachments", `${r}/attachments`);
   await call("GET", "/api/v4/sessions", "/api/v4/sessions");
   await call("GET", "/api/v4/sessions/{id}", s);
 
@@ -102,6 +104,8 @@ test("every answer of the runs and sessions API conforms to the schema the docum
   // Errors conform too: a missing run, a bad body, a bad id, a follow-up on a busy session.
   const missing = await call("GET", "/api/v4/runs/{id}", "/api/v4/runs/00000000-0000-4000-8000-000000000000");
   expect(missing.status).toBe(404);
+  const noRun = "/api/v4/runs/00000000-0000-4000-8000-000000000000/attachments";
+  expect((await call("GET", "/api/v4/runs/{id}/attachments", noRun)).status).toBe(404);
   expect((await call("POST", "/api/v4/runs", "/api/v4/runs", { task: "" })).status).toBe(422);
   expect((await call("GET", "/api/v4/runs/{id}/status", "/api/v4/runs/nope/status")).status).toBe(422);
   const busy = await call("POST", "/api/v4/runs", "/api/v4/runs", { task: "too soon", sessionId: run.sessionId });
@@ -125,5 +129,5 @@ test("every answer of the runs and sessions API conforms to the schema the docum
 
   // And the check can fail: a run without its required fields does not conform.
   expect(conformance("GET", "/api/v4/runs/{id}", { status: 200, body: { id: run.id } } as Reply)).not.toEqual([]);
-  expect(checked.size).toBeGreaterThanOrEqual(21);
+  expect(checked.size).toBeGreaterThanOrEqual(23);
 });

@@ -105,6 +105,18 @@ export interface Run {
     | undefined;
   /** The uploads the run was created with (attached_file_ids of its create). */
   attachedFileIds: string[];
+  /** Those files as they were when the run was created, in the same order. */
+  attachments: RunAttachment[];
+}
+
+/** A workspace file a run was pointed to, as it was then (a later write to its path does not change it). */
+export interface RunAttachment {
+  /** The id its v4 upload was given. */
+  id: string;
+  /** Its path in the workspace. */
+  path: string;
+  contentType: string;
+  size: number;
 }
 
 export interface ListRunsRequest {
@@ -880,6 +892,7 @@ function createBaseRun(): Run {
     updatedAt: undefined,
     judgement: undefined,
     attachedFileIds: [],
+    attachments: [],
   };
 }
 
@@ -932,6 +945,9 @@ export const Run: MessageFns<Run> = {
     }
     for (const v of message.attachedFileIds) {
       writer.uint32(130).string(v!);
+    }
+    for (const v of message.attachments) {
+      RunAttachment.encode(v!, writer.uint32(138).fork()).join();
     }
     return writer;
   },
@@ -1077,6 +1093,14 @@ export const Run: MessageFns<Run> = {
             message.attachedFileIds.push(reader.string());
             continue;
           }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.attachments.push(RunAttachment.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1139,6 +1163,9 @@ export const Run: MessageFns<Run> = {
         : globalThis.Array.isArray(object?.attached_file_ids)
         ? object.attached_file_ids.map((e: any) => globalThis.String(e))
         : [],
+      attachments: globalThis.Array.isArray(object?.attachments)
+        ? object.attachments.map((e: any) => RunAttachment.fromJSON(e))
+        : [],
     };
   },
 
@@ -1192,6 +1219,9 @@ export const Run: MessageFns<Run> = {
     if (message.attachedFileIds?.length) {
       obj.attachedFileIds = message.attachedFileIds;
     }
+    if (message.attachments?.length) {
+      obj.attachments = message.attachments.map((e) => RunAttachment.toJSON(e));
+    }
     return obj;
   },
 
@@ -1216,6 +1246,128 @@ export const Run: MessageFns<Run> = {
     message.updatedAt = object.updatedAt ?? undefined;
     message.judgement = object.judgement === undefined ? undefined : object.judgement;
     message.attachedFileIds = object.attachedFileIds?.map((e) => e) || [];
+    message.attachments = object.attachments?.map((e) => RunAttachment.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseRunAttachment(): RunAttachment {
+  return { id: "", path: "", contentType: "", size: 0 };
+}
+
+export const RunAttachment: MessageFns<RunAttachment> = {
+  encode(message: RunAttachment, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.path !== "") {
+      writer.uint32(18).string(message.path);
+    }
+    if (message.contentType !== "") {
+      writer.uint32(26).string(message.contentType);
+    }
+    if (message.size !== 0) {
+      writer.uint32(32).int64(message.size);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunAttachment {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunAttachment();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.contentType = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.size = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RunAttachment {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      contentType: isSet(object.contentType)
+        ? globalThis.String(object.contentType)
+        : isSet(object.content_type)
+        ? globalThis.String(object.content_type)
+        : "",
+      size: isSet(object.size) ? globalThis.Number(object.size) : 0,
+    };
+  },
+
+  toJSON(message: RunAttachment): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.path !== "") {
+      obj.path = message.path;
+    }
+    if (message.contentType !== "") {
+      obj.contentType = message.contentType;
+    }
+    if (message.size !== 0) {
+      obj.size = Math.round(message.size);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RunAttachment>, I>>(base?: I): RunAttachment {
+    return RunAttachment.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RunAttachment>, I>>(object: I): RunAttachment {
+    const message = createBaseRunAttachment();
+    message.id = object.id ?? "";
+    message.path = object.path ?? "";
+    message.contentType = object.contentType ?? "";
+    message.size = object.size ?? 0;
     return message;
   },
 };

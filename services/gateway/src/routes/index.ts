@@ -24,6 +24,7 @@ export { route as v4CreateRun } from "./v4/runs/create.post";
 export { route as v4ListRuns } from "./v4/runs/list.get";
 export { route as v4GetRun } from "./v4/runs/get.get";
 export { route as v4GetRunStatus } from "./v4/runs/status.get";
+export { route as v4ListRunAttachments } from "./v4/runs/attachments.get";
 export { route as v4GetRunEvents } from "./v4/runs/events.get";
 export { route as v4CancelRun } from "./v4/runs/cancel.post";
 export { route as v4ListSessions } from "./v4/sessions/list.get";

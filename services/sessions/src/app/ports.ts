@@ -1,4 +1,5 @@
 import type { MessageQueue } from "../domain/queue";
+import type { AttachedFile } from "../domain/events";
 import type { WebhookEvent } from "../domain/webhook-events";
 import type { RunStatus } from "../domain/run-view";
 import type { Session, SessionStatus } from "../domain/state";
@@ -148,6 +149,8 @@ export interface RunRecord {
   judgement: Record<string, unknown> | null;
   /** The upload ids of the files the run was pointed to; null when none. */
   attachedFileIds: string[] | null;
+  /** Those files as they were when the run was pointed to them, in the same order. */
+  attachments: AttachedFile[];
   inputTokens: number;
   outputTokens: number;
   totalCostUsd: string;
@@ -372,8 +375,11 @@ export interface WorkspaceStore {
   /** A blob about to be stored for an upload: released after a grace unless `commit` records it first. */
   expectBlob(ref: string): Promise<void>;
   forgetReleased(refs: readonly string[]): Promise<void>;
-  /** The paths of the files these v4 uploads stored, as long as no later write replaced them. */
-  filesByUpload(workspaceId: string, uploadIds: readonly string[]): Promise<{ uploadId: string; path: string }[]>;
+  /** The files these v4 uploads stored, as long as no later write replaced them. */
+  filesByUpload(
+    workspaceId: string,
+    uploadIds: readonly string[],
+  ): Promise<({ uploadId: string } & Pick<WorkspaceFileRecord, "path" | "contentType" | "size">)[]>;
 }
 
 /** A mail of a session's temporary mailbox, as read. */

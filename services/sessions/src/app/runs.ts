@@ -130,6 +130,7 @@ export function createRuns(deps: RunsDeps) {
           error: null,
           judgement: null,
           attachedFileIds: attachedFiles.length ? attachedFiles.map((f) => f.id) : null,
+          attachments: attachedFiles,
           inputTokens: 0,
           outputTokens: 0,
           totalCostUsd: "0",

@@ -179,7 +179,9 @@ export function createWorkspaces(deps: WorkspacesDeps) {
      */
     async attachedFiles(projectId: string, id: string, uploadIds: readonly string[]): Promise<AttachedFile[]> {
       await existing(projectId, id);
-      const found = new Map((await store.filesByUpload(id, uploadIds)).map((f) => [f.uploadId, f.path]));
+      const found = new Map(
+        (await store.filesByUpload(id, uploadIds)).map(({ uploadId, ...file }) => [uploadId, file]),
+      );
       const missing = uploadIds.filter((uploadId) => !found.has(uploadId));
       if (missing.length) {
         throw new NotFoundError(
@@ -188,7 +190,7 @@ export function createWorkspaces(deps: WorkspacesDeps) {
             "while no later write to its path has replaced it.",
         );
       }
-      return uploadIds.map((uploadId) => ({ id: uploadId, path: found.get(uploadId)! }));
+      return uploadIds.map((uploadId) => ({ id: uploadId, ...found.get(uploadId)! }));
     },
   };
 }

@@ -54,10 +54,12 @@ export interface CustomProxy {
 /** The API a session was made through: v3 sessions, or v4 conversations whose tasks are runs. */
 export type SessionApi = "v3" | "v4";
 
-/** A workspace file a v4 run is pointed to (`attachedFileIds`): the id of its upload and its path then. */
+/** A workspace file a v4 run is pointed to (`attachedFileIds`): the id of its upload, and its path, type and size then. */
 export interface AttachedFile {
   id: string;
   path: string;
+  contentType: string;
+  size: number;
 }
 
 /** How the agent must shape the output of one task. */

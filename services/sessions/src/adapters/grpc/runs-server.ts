@@ -19,6 +19,7 @@ function toProtoRun(r: RunRecord): runs.Run {
     error: r.error ?? undefined,
     judgement: r.judgement ?? undefined,
     attachedFileIds: r.attachedFileIds ?? [],
+    attachments: r.attachments.map(({ id, path, contentType, size }) => ({ id, path, contentType, size })),
     workspaceId: r.workspaceId ?? undefined,
     totalInputTokens: r.inputTokens,
     totalOutputTokens: r.outputTokens,

@@ -54,6 +54,7 @@ export function runsProjection(): Projection<SessionsDb, SessionEvent> {
         updated_at timestamptz not null)`.execute(db);
       await sql`alter table v4_runs add column if not exists judgement jsonb`.execute(db);
       await sql`alter table v4_runs add column if not exists attached_file_ids jsonb`.execute(db);
+      await sql`alter table v4_runs add column if not exists attached_files jsonb`.execute(db);
       await sql`create index if not exists v4_runs_by_project
         on v4_runs (project_id, created_at desc, id desc)`.execute(db);
       await sql`create index if not exists v4_runs_by_session
@@ -129,6 +130,7 @@ export function runsProjection(): Projection<SessionsDb, SessionEvent> {
             attached_file_ids: event.data.attachedFiles?.length
               ? JSON.stringify(event.data.attachedFiles.map((f) => f.id))
               : null,
+            attached_files: event.data.attachedFiles?.length ? JSON.stringify(event.data.attachedFiles) : null,
             input_tokens: 0,
             output_tokens: 0,
             created_at: event.occurredAt,

@@ -1,4 +1,5 @@
 import type { ColumnType } from "kysely";
+import type { AttachedFile } from "../../domain/events";
 import type { Session } from "../../domain/state";
 
 /** Bigints come back from pg as strings; we write numbers. */
@@ -121,6 +122,7 @@ export interface SessionsDb {
     judgement: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
     /** The upload ids the run was created with (jsonb array); null when none. */
     attached_file_ids: ColumnType<string[] | null, string | null | undefined, string | null>;
+    attached_files: ColumnType<AttachedFile[] | null, string | null | undefined, string | null>;
     input_tokens: Int8;
     output_tokens: Int8;
     created_at: Timestamp;

@@ -226,9 +226,15 @@ export function createWorkspaceStore(db: Kysely<SessionsDb>, uploadGraceMs = 60 
 
     async filesByUpload(workspaceId, uploadIds) {
       if (!uploadIds.length) return [];
-      const { rows } = await sql<{ upload_id: string; path: string }>`select upload_id, path from workspace_files
+      const { rows } = await sql<{ upload_id: string; path: string; content_type: string; size: string }>`
+        select upload_id, path, content_type, size from workspace_files
         where workspace_id = ${workspaceId} and upload_id = any(${[...uploadIds]}::text[])`.execute(db);
-      return rows.map((r) => ({ uploadId: r.upload_id, path: r.path }));
+      return rows.map((r) => ({
+        uploadId: r.upload_id,
+        path: r.path,
+        contentType: r.content_type,
+        size: Number(r.size),
+      }));
     },
 
     deleteFile(workspaceId, path) {

@@ -200,6 +200,22 @@ export const RunSummary = z
 
 export const RunStatusResponse = z.object({ status: RunStatusEnum }).meta({ id: "RunStatusResponse" });
 
+export const RunAttachment = z
+  .object({
+    id: Uuid.describe("The id its upload was given, as in the run's attachedFileIds."),
+    name: z.string().describe('Filename shown to the user, e.g. "data.csv".'),
+    contentType: z.string(),
+    sizeBytes: z.int(),
+    status: z
+      .enum(["pending", "uploaded"])
+      .describe('"pending" | "uploaded". Always "uploaded" here: a run can only be pointed to uploaded files.'),
+  })
+  .meta({ id: "RunAttachment" });
+
+export const RunAttachmentsResponse = z
+  .object({ attachments: z.array(RunAttachment) })
+  .meta({ id: "RunAttachmentsResponse" });
+
 export const RunListResponse = z
   .object({ runs: z.array(RunSummary), nextCursor: z.string().nullable(), hasMore: z.boolean() })
   .meta({ id: "RunListResponse" });

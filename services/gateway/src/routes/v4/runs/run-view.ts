@@ -1,6 +1,6 @@
 import type { runs } from "@bas/proto";
 import type { z } from "zod";
-import type { RunSummary, SessionInfo } from "./run-schemas";
+import type { RunAttachmentsResponse, RunSummary, SessionInfo } from "./run-schemas";
 
 /** How much conversation the agent keeps in view, in tokens (what `contextLimit` reports). */
 export const CONTEXT_LIMIT = 128_000;
@@ -26,6 +26,19 @@ export function toRunSummary(r: runs.Run): z.input<typeof RunSummary> {
     totalCostUsd: r.totalCostUsd || "0",
     createdAt: iso(r.createdAt),
     updatedAt: iso(r.updatedAt),
+  };
+}
+
+/** A file's name is the last segment of its workspace path (`uploads/data.csv` → `data.csv`). */
+export function toRunAttachments(r: runs.Run): z.input<typeof RunAttachmentsResponse> {
+  return {
+    attachments: r.attachments.map((a) => ({
+      id: a.id,
+      name: a.path.slice(a.path.lastIndexOf("/") + 1),
+      contentType: a.contentType,
+      sizeBytes: a.size,
+      status: "uploaded" as const,
+    })),
   };
 }
 
