@@ -64,6 +64,8 @@ test("the agent waits for the verification mail sent to its inboxEmail and types
   expect(created.status).toBe(200);
   expect(created.body.inboxEmail).toMatch(/^[0-9a-f]{20}@mail\.test$/);
   inboxEmail = created.body.inboxEmail;
+  // The name the hosted service's clients read, asked for here as `agentmail`.
+  expect(created.body.agentmailEmail).toBe(inboxEmail);
 
   const session = await stack.waitFor(created.body.id, (s) => s.status === "stopped", 90_000);
   expect(session).toMatchObject({ isTaskSuccessful: true, inboxEmail, output: "The email address is verified." });

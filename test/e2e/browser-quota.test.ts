@@ -7,7 +7,7 @@ let browserId: string;
 beforeAll(async () => {
   stack = await startAgentStack({ browserPoolEnv: { MAX_BROWSERS_PER_PROJECT: "1", MAX_BROWSERS_PER_NODE: "1" } });
   const browser = await stack.request("POST", "/api/v4/browsers", {});
-  expect(browser.status).toBe(200);
+  expect(browser.status).toBe(201);
   browserId = browser.body.id;
 });
 afterAll(async () => {

@@ -16,7 +16,7 @@ const replicaOf = (browser: { cdpUrl: string }) =>
 
 async function create() {
   const created = await stack.request("POST", "/api/v4/browsers", {});
-  expect([created.status, created.body.detail]).toEqual([200, undefined]);
+  expect([created.status, created.body.detail]).toEqual([201, undefined]);
   return created.body as { id: string; cdpUrl: string };
 }
 const stop = (id: string) => stack.request("PATCH", `/api/v4/browsers/${id}`, { action: "stop" });

@@ -24,7 +24,7 @@ test("a task for a model no endpoint serves is refused at creation with a 400 th
 test("what needs no model works without one: an idle session, a browser; a routed model takes tasks", async () => {
   expect((await stack.request("POST", "/api/v3/sessions", { keepAlive: true })).status).toBe(200);
   const browser = await stack.request("POST", "/api/v4/browsers", {});
-  expect(browser.status).toBe(200);
+  expect(browser.status).toBe(201);
   await stack.request("PATCH", `/api/v4/browsers/${browser.body.id}`, { action: "stop" });
   const routed = await stack.request("POST", "/api/v3/sessions", { task: "x", model: "claude-sonnet-4" });
   expect(routed.status).toBe(200);

@@ -5,10 +5,13 @@ import { isBlobRef } from "./blob-ref";
 export type SignatureCheck = "valid" | "invalid" | "expired";
 
 export interface BlobUrlSigner {
-  /** An absolute URL of the blob that works until `now + ttl`. */
-  sign(ref: string): string;
-  /** Checks the `exp` and `sig` query values of a blob URL for `ref`. */
-  verify(ref: string, exp: string | undefined, sig: string | undefined): SignatureCheck;
+  /**
+   * An absolute URL of the blob that works until `now + ttl`; with `downloadAs`, one whose answer tells a browser to
+   * save the blob under that file name (`dl`, signed too).
+   */
+  sign(ref: string, downloadAs?: string): string;
+  /** Checks the `exp`, `sig` and (when there is one) `dl` query values of a blob URL for `ref`. */
+  verify(ref: string, exp: string | undefined, sig: string | undefined, downloadAs?: string): SignatureCheck;
 }
 
 export interface BlobUrlSignerOptions {
@@ -24,25 +27,31 @@ export interface BlobUrlSignerOptions {
 export const DEFAULT_URL_TTL_MS = 5 * 60 * 1000;
 
 /**
- * Presigned URLs for blobs: `<base>/blobs/<ref>?exp=<unix seconds>&sig=<HMAC-SHA256(ref "." exp), base64url>`.
- * The expiry is inside the signed text, so it cannot be extended without the key.
+ * Presigned URLs for blobs: `<base>/blobs/<ref>?exp=<unix seconds>&sig=<HMAC-SHA256(ref "." exp), base64url>`, and
+ * `&dl=<file name>` with the name after a newline in the signed text (neither a ref nor an expiry holds one). The
+ * expiry and the name are inside the signed text, so neither can be changed without the key.
  */
 export function createBlobUrlSigner(options: BlobUrlSignerOptions): BlobUrlSigner {
   const ttlMs = options.ttlMs ?? DEFAULT_URL_TTL_MS;
   const now = options.now ?? Date.now;
   const base = options.baseUrl.replace(/\/+$/, "");
-  const mac = (ref: string, exp: string) => createHmac("sha256", options.key).update(`${ref}.${exp}`).digest();
+  const mac = (ref: string, exp: string, downloadAs: string | undefined) =>
+    createHmac("sha256", options.key)
+      .update(downloadAs === undefined ? `${ref}.${exp}` : `${ref}.${exp}\n${downloadAs}`)
+      .digest();
 
   return {
-    sign(ref) {
+    sign(ref, downloadAs) {
       if (!isBlobRef(ref)) throw new Error(`invalid blob reference ${JSON.stringify(ref)}`);
       const exp = String(Math.ceil((now() + ttlMs) / 1000));
-      return `${base}/blobs/${ref}?exp=${exp}&sig=${mac(ref, exp).toString("base64url")}`;
+      const sig = mac(ref, exp, downloadAs).toString("base64url");
+      const dl = downloadAs === undefined ? "" : `&dl=${encodeURIComponent(downloadAs)}`;
+      return `${base}/blobs/${ref}?exp=${exp}&sig=${sig}${dl}`;
     },
-    verify(ref, exp, sig) {
+    verify(ref, exp, sig, downloadAs) {
       if (!exp || !sig || !/^\d{1,12}$/.test(exp) || !isBlobRef(ref)) return "invalid";
       const given = Buffer.from(sig, "base64url");
-      const expected = mac(ref, exp);
+      const expected = mac(ref, exp, downloadAs);
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return "invalid";
       return Number(exp) * 1000 <= now() ? "expired" : "valid";
     },

@@ -99,4 +99,15 @@ describe("signed URLs", () => {
     const other = createBlobUrlSigner({ key: "x".repeat(32), baseUrl: "https://api.test", now: () => clock });
     expect(other.verify(ref, exp, sig)).toBe("invalid");
   });
+
+  test("a URL to save the blob as a file name holds only with that name: changed, added or dropped, it is invalid", () => {
+    const url = new URL(signer.sign("file-1.csv", "Q3 report ä.csv"));
+    const { ref, exp, sig } = parse(url.toString());
+    expect(url.searchParams.get("dl")).toBe("Q3 report ä.csv");
+    expect(signer.verify(ref, exp, sig, "Q3 report ä.csv")).toBe("valid");
+    expect(signer.verify(ref, exp, sig, "evil.html")).toBe("invalid");
+    expect(signer.verify(ref, exp, sig)).toBe("invalid");
+    const plain = parse(signer.sign("file-1.csv"));
+    expect(signer.verify(plain.ref, plain.exp, plain.sig, "renamed.csv")).toBe("invalid");
+  });
 });

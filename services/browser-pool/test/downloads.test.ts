@@ -49,7 +49,7 @@ afterAll(async () => {
 
 async function openBrowser(): Promise<{ id: string; page: Page; close(): Promise<void> }> {
   const created = await stack.request("POST", "/api/v4/browsers", { key, body: {} });
-  expect(created.status).toBe(200);
+  expect(created.status).toBe(201);
   const browser = await puppeteer.connect({ browserWSEndpoint: created.body.cdpUrl, defaultViewport: null });
   const [page] = await browser.pages();
   await page.goto(`http://${siteHost}/`);

@@ -227,6 +227,20 @@ test("acquire is idempotent per session, its internal URL works, release stops i
   const next = await h.client.acquireBrowser({ projectId: project, sessionId, settings });
   expect(next.browser!.id).not.toBe(first.browser!.id);
   expect(next.browser!.status).toBe("active");
+
+  // The session's browsers are listed apart from the project's others, and by status.
+  const listed = async (filter: { sessionId?: string; status?: string }) =>
+    (await h.client.listBrowsers({ projectId: project, pageNumber: 1, pageSize: 100, ...filter })).items.map(
+      (b) => b.id,
+    );
+  expect(await listed({ sessionId })).toEqual([next.browser!.id, first.browser!.id]);
+  expect(await listed({ sessionId, status: "active" })).toEqual([next.browser!.id]);
+  expect(await listed({ sessionId, status: "stopped" })).toEqual([first.browser!.id]);
+  expect(await listed({ sessionId: randomUUID() })).toEqual([]);
+  const everyActive = await listed({ status: "active" });
+  expect(everyActive).toContain(next.browser!.id);
+  expect(everyActive).not.toContain(first.browser!.id);
+  await expect(listed({ status: "paused" })).rejects.toMatchObject({ kind: "invalid_argument" });
   await h.client.releaseBrowser({ projectId: project, sessionId });
 });
 

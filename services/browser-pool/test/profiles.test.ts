@@ -105,7 +105,7 @@ afterAll(async () => {
 
 async function startBrowser(body: object): Promise<{ id: string; browser: Browser; page: Page }> {
   const created = await stack.request("POST", "/api/v4/browsers", { key, body });
-  expect(created.status).toBe(200);
+  expect(created.status).toBe(201);
   const browser = await puppeteer.connect({ browserWSEndpoint: created.body.cdpUrl, defaultViewport: null });
   const [page] = await browser.pages();
   return { id: created.body.id, browser, page };
@@ -463,3 +463,27 @@ test("profiles: read, rename, list, delete; an unknown or another project's prof
   expect(tooLong.status).toBe(422);
   expect(tooLong.body.detail[0].loc).toEqual(["body", "name"]);
 }, 60_000);
+
+test("profiles are found by a piece of their name or user id, ignoring case; wildcards in it match only themselves", async () => {
+  const mine = await stack.newProjectKey();
+  const make = async (body: object) =>
+    (await stack.request("POST", "/api/v4/profiles", { key: mine, body })).body.id as string;
+  const alice = await make({ name: "Alice (shop)", userId: "u-100" });
+  const bob = await make({ name: "Bob", userId: "U-100_b" });
+  const percent = await make({ name: "50% off" });
+  await make({ name: null });
+  const found = async (query: string) => {
+    const reply = await stack.request("GET", `/api/v4/profiles?query=${encodeURIComponent(query)}`, { key: mine });
+    expect(reply.status).toBe(200);
+    return [reply.body.items.map((p: { id: string }) => p.id).sort(), reply.body.totalItems];
+  };
+  expect(await found("alice")).toEqual([[alice], 1]);
+  expect(await found("u-100")).toEqual([[alice, bob].sort(), 2]);
+  expect(await found("0_b")).toEqual([[bob], 1]);
+  expect(await found("%")).toEqual([[percent], 1]);
+  expect(await found("_")).toEqual([[bob], 1]);
+  expect(await found("nobody")).toEqual([[], 0]);
+  expect((await stack.request("GET", "/api/v4/profiles", { key: mine })).body.totalItems).toBe(4);
+  const tooLong = await stack.request("GET", `/api/v4/profiles?query=${"x".repeat(201)}`, { key: mine });
+  expect([tooLong.status, tooLong.body.detail[0].loc]).toEqual([422, ["query", "query"]]);
+});

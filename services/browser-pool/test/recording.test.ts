@@ -77,7 +77,7 @@ test("a recorded browser yields an MP4 as long as the browser ran, showing what 
     key,
     body: { enableRecording: true, browserScreenWidth: 1280, browserScreenHeight: 720 },
   });
-  expect(created.status).toBe(200);
+  expect(created.status).toBe(201);
   expect(created.body.recordingUrl).toBeNull();
   const browser = await puppeteer.connect({ browserWSEndpoint: created.body.cdpUrl, defaultViewport: null });
   const [page] = await browser.pages();
@@ -124,7 +124,7 @@ test("a recorded browser yields an MP4 as long as the browser ran, showing what 
 test("a browser on which nothing happens still yields a recording: its one picture, held until the stop", async () => {
   const asked = performance.now();
   const created = await stack.request("POST", "/api/v4/browsers", { key, body: { enableRecording: true } });
-  expect(created.status).toBe(200);
+  expect(created.status).toBe(201);
   await sleep(2_000);
   const stopped = await stack.request("PATCH", `/api/v4/browsers/${created.body.id}`, {
     key,
@@ -142,7 +142,7 @@ test("a browser on which nothing happens still yields a recording: its one pictu
 
 test("a browser without enableRecording is not recorded", async () => {
   const created = await stack.request("POST", "/api/v4/browsers", { key, body: {} });
-  expect(created.status).toBe(200);
+  expect(created.status).toBe(201);
   const stopped = await stack.request("PATCH", `/api/v4/browsers/${created.body.id}`, {
     key,
     body: { action: "stop" },

@@ -72,7 +72,7 @@ describe.each(["v4", "v3"])("/api/%s/browsers", (version) => {
   test("create → connect (puppeteer and playwright) → get → list → stop (twice), in the BrowserSessionView shape", async () => {
     const key = await stack.newProjectKey();
     const created = await stack.request("POST", base, { key, body: { timeout: 30, metadata: { team: "qa" } } });
-    expect(created.status).toBe(200);
+    expect(created.status).toBe(201);
     expect(Object.keys(created.body).sort()).toEqual([...VIEW_FIELDS].sort());
     expect(created.body).toMatchObject({
       status: "active",
@@ -104,6 +104,16 @@ describe.each(["v4", "v3"])("/api/%s/browsers", (version) => {
     expect(read).toEqual({ status: 200, body: created.body });
     const list = await stack.request("GET", `${base}?pageNumber=1&pageSize=5`, { key });
     expect(list).toEqual({ status: 200, body: { items: [created.body], totalItems: 1, pageNumber: 1, pageSize: 5 } });
+    const filtered = async (query: string) => {
+      const reply = await stack.request("GET", `${base}?${query}`, { key });
+      expect(reply.status).toBe(200);
+      return [reply.body.items.map((b: { id: string }) => b.id), reply.body.totalItems];
+    };
+    expect(await filtered("filterBy=active")).toEqual([[id], 1]);
+    expect(await filtered("filterBy=stopped")).toEqual([[], 0]);
+    expect(await filtered(`agentSessionId=${randomUUID()}`)).toEqual([[], 0]);
+    const badFilter = await stack.request("GET", `${base}?filterBy=paused`, { key });
+    expect([badFilter.status, badFilter.body.detail[0].loc]).toEqual([422, ["query", "filterBy"]]);
 
     const stopped = await stack.request("PATCH", `${base}/${id}`, { key, body: { action: "stop" } });
     expect(stopped.status).toBe(200);
@@ -112,13 +122,15 @@ describe.each(["v4", "v3"])("/api/%s/browsers", (version) => {
     expect(await handshake(cdpUrl)).toBe(404);
     const again = await stack.request("PATCH", `${base}/${id}`, { key, body: { action: "stop" } });
     expect(again).toEqual({ status: 200, body: stopped.body });
+    expect(await filtered("filterBy=stopped")).toEqual([[id], 1]);
+    expect(await filtered("filterBy=active")).toEqual([[], 0]);
     await eventually(async () => ((await stack.pool.chromiumIds()).includes(id) ? undefined : true));
   });
 
   test("allowedDomains reach the browser: a host outside them is refused with the reason; an IP pattern allows that IP", async () => {
     const key = await stack.newProjectKey();
     const limited = await stack.request("POST", base, { key, body: { allowedDomains: ["Shop.test"] } });
-    expect(limited.status).toBe(200);
+    expect(limited.status).toBe(201);
     const open = await stack.request("POST", base, { key, body: { allowedDomains: ["127.0.0.1"] } });
     try {
       const client = await puppeteer.connect({ browserWSEndpoint: limited.body.cdpUrl, defaultViewport: null });
@@ -166,7 +178,7 @@ describe.each(["v4", "v3"])("/api/%s/browsers", (version) => {
       await stack.request("POST", base, { key, body: {} }),
       await stack.request("POST", base, { key, body: {} }),
     ];
-    expect(made.map((r) => r.status)).toEqual([200, 200]);
+    expect(made.map((r) => r.status)).toEqual([201, 201]);
     expect(await stack.request("POST", base, { key, body: {} })).toEqual({
       status: 429,
       body: {

@@ -140,6 +140,8 @@ export function startGatewayService(
     const deps: GatewayDeps = {
       ...clients,
       browserPoolReplicas: config.BROWSER_POOL_REPLICAS,
+      findProject: (idOrName) => store.findProject(idOrName),
+      rateLimitRequests: config.RATE_LIMIT_REQUESTS,
       sessionCache,
       runStatusCache,
       changeNotices,

@@ -44,6 +44,7 @@ const SESSION_FIELDS = [
   "totalCostUsd",
   "screenshotUrl",
   "inboxEmail",
+  "agentmailEmail",
   "integrationsUsed",
   "createdAt",
   "updatedAt",
@@ -80,6 +81,7 @@ describe("a session's life through REST", () => {
       totalCostUsd: "0",
       screenshotUrl: null,
       inboxEmail: null,
+      agentmailEmail: null,
       integrationsUsed: [],
     });
     expect(created.body.liveUrl).toEqual(expect.any(String));

@@ -142,6 +142,18 @@ describe("workspaces", () => {
       csv,
     ]);
     expect((await listing(id)).files[0].url).toBeNull();
+    // Asked for as an attachment, the URL makes a browser save the file under its name; the name cannot be changed.
+    const saved = await fetch((await listing(id, "?includeUrls=true&contentDisposition=attachment")).files[0].url);
+    expect([saved.status, saved.headers.get("content-disposition"), await saved.text()]).toEqual([
+      200,
+      'attachment; filename="orders.csv"',
+      csv,
+    ]);
+    const renamed = new URL(saved.url);
+    renamed.searchParams.set("dl", "orders.html");
+    expect((await fetch(renamed)).status).toBe(403);
+    const bad = await stack.request("GET", `/api/v4/workspaces/${id}/files?contentDisposition=inline`);
+    expect([bad.status, bad.body.detail[0].loc]).toEqual([422, ["query", "contentDisposition"]]);
     const size = await stack.request("GET", `/api/v3/workspaces/${id}/size`);
     expect(size.body).toEqual({ usedBytes: csv.length, maxBytes: QUOTA });
 

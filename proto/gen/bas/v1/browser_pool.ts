@@ -53,6 +53,8 @@ export interface ListProfilesRequest {
   projectId: string;
   pageNumber: number;
   pageSize: number;
+  /** Only profiles whose name or user id contains this text, ignoring case. */
+  query?: string | undefined;
 }
 
 export interface ListProfilesResponse {
@@ -119,6 +121,12 @@ export interface ListBrowsersRequest {
   projectId: string;
   pageNumber: number;
   pageSize: number;
+  /** Only browsers with this shown status: "active" (starting or running) or "stopped". */
+  status?:
+    | string
+    | undefined;
+  /** Only the browsers of this session (a v3 session's or a v4 conversation's). */
+  sessionId?: string | undefined;
 }
 
 export interface ListBrowsersResponse {
@@ -691,7 +699,7 @@ export const GetProfileRequest: MessageFns<GetProfileRequest> = {
 };
 
 function createBaseListProfilesRequest(): ListProfilesRequest {
-  return { projectId: "", pageNumber: 0, pageSize: 0 };
+  return { projectId: "", pageNumber: 0, pageSize: 0, query: undefined };
 }
 
 export const ListProfilesRequest: MessageFns<ListProfilesRequest> = {
@@ -704,6 +712,9 @@ export const ListProfilesRequest: MessageFns<ListProfilesRequest> = {
     }
     if (message.pageSize !== 0) {
       writer.uint32(24).int32(message.pageSize);
+    }
+    if (message.query !== undefined) {
+      writer.uint32(34).string(message.query);
     }
     return writer;
   },
@@ -745,6 +756,14 @@ export const ListProfilesRequest: MessageFns<ListProfilesRequest> = {
             message.pageSize = reader.int32();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.query = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -774,6 +793,7 @@ export const ListProfilesRequest: MessageFns<ListProfilesRequest> = {
         : isSet(object.page_size)
         ? globalThis.Number(object.page_size)
         : 0,
+      query: isSet(object.query) ? globalThis.String(object.query) : undefined,
     };
   },
 
@@ -788,6 +808,9 @@ export const ListProfilesRequest: MessageFns<ListProfilesRequest> = {
     if (message.pageSize !== 0) {
       obj.pageSize = Math.round(message.pageSize);
     }
+    if (message.query !== undefined) {
+      obj.query = message.query;
+    }
     return obj;
   },
 
@@ -799,6 +822,7 @@ export const ListProfilesRequest: MessageFns<ListProfilesRequest> = {
     message.projectId = object.projectId ?? "";
     message.pageNumber = object.pageNumber ?? 0;
     message.pageSize = object.pageSize ?? 0;
+    message.query = object.query ?? undefined;
     return message;
   },
 };
@@ -1778,7 +1802,7 @@ export const GetBrowserRequest: MessageFns<GetBrowserRequest> = {
 };
 
 function createBaseListBrowsersRequest(): ListBrowsersRequest {
-  return { projectId: "", pageNumber: 0, pageSize: 0 };
+  return { projectId: "", pageNumber: 0, pageSize: 0, status: undefined, sessionId: undefined };
 }
 
 export const ListBrowsersRequest: MessageFns<ListBrowsersRequest> = {
@@ -1791,6 +1815,12 @@ export const ListBrowsersRequest: MessageFns<ListBrowsersRequest> = {
     }
     if (message.pageSize !== 0) {
       writer.uint32(24).int32(message.pageSize);
+    }
+    if (message.status !== undefined) {
+      writer.uint32(34).string(message.status);
+    }
+    if (message.sessionId !== undefined) {
+      writer.uint32(42).string(message.sessionId);
     }
     return writer;
   },
@@ -1832,6 +1862,22 @@ export const ListBrowsersRequest: MessageFns<ListBrowsersRequest> = {
             message.pageSize = reader.int32();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1861,6 +1907,12 @@ export const ListBrowsersRequest: MessageFns<ListBrowsersRequest> = {
         : isSet(object.page_size)
         ? globalThis.Number(object.page_size)
         : 0,
+      status: isSet(object.status) ? globalThis.String(object.status) : undefined,
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : undefined,
     };
   },
 
@@ -1875,6 +1927,12 @@ export const ListBrowsersRequest: MessageFns<ListBrowsersRequest> = {
     if (message.pageSize !== 0) {
       obj.pageSize = Math.round(message.pageSize);
     }
+    if (message.status !== undefined) {
+      obj.status = message.status;
+    }
+    if (message.sessionId !== undefined) {
+      obj.sessionId = message.sessionId;
+    }
     return obj;
   },
 
@@ -1886,6 +1944,8 @@ export const ListBrowsersRequest: MessageFns<ListBrowsersRequest> = {
     message.projectId = object.projectId ?? "";
     message.pageNumber = object.pageNumber ?? 0;
     message.pageSize = object.pageSize ?? 0;
+    message.status = object.status ?? undefined;
+    message.sessionId = object.sessionId ?? undefined;
     return message;
   },
 };

@@ -22,12 +22,22 @@ export interface BrowserRecord {
   startedAt: Date | null;
 }
 
+/** Which of a project's browsers a list shows: by shown status, by session. */
+export interface BrowserListFilter {
+  status?: BrowserView["status"];
+  sessionId?: string;
+}
+
 /** The browser read model (Postgres), written from `browser` events. */
 export interface BrowserReadModel {
   /** One browser of a project; another project's browser is as absent as a missing one. */
   find(projectId: string, browserId: string): Promise<BrowserView | undefined>;
-  /** A project's browsers, newest first. */
-  list(projectId: string, page: { number: number; size: number }): Promise<{ views: BrowserView[]; total: number }>;
+  /** A project's browsers, newest first; only those `filter` names, when it names any. */
+  list(
+    projectId: string,
+    page: { number: number; size: number },
+    filter?: BrowserListFilter,
+  ): Promise<{ views: BrowserView[]; total: number }>;
   /** Every browser a node launched that is not recorded as stopped: what a restart must adopt or close. */
   liveOnNode(nodeId: string): Promise<BrowserRecord[]>;
   /** The newest browser of a session, whatever its status, with its CDP secret. */

@@ -9,7 +9,12 @@ import type { ProfileStates, ProfileView, SavedProfile } from "./ports";
 export interface ProfileReadModel {
   /** One profile of a project; deleted ones and another project's are absent. */
   find(projectId: string, profileId: string): Promise<ProfileView | undefined>;
-  list(projectId: string, page: { number: number; size: number }): Promise<{ views: ProfileView[]; total: number }>;
+  /** A project's profiles, newest first; with `query`, those whose name or user id contains it, ignoring case. */
+  list(
+    projectId: string,
+    page: { number: number; size: number },
+    query?: string,
+  ): Promise<{ views: ProfileView[]; total: number }>;
 }
 
 /** A project's profiles against its limit, across every node (Postgres). */
@@ -90,7 +95,8 @@ export function createProfiles(deps: ProfilesDeps) {
 
   return {
     get,
-    list: (projectId: string, page: { number: number; size: number }) => deps.readModel.list(projectId, page),
+    list: (projectId: string, page: { number: number; size: number }, query?: string) =>
+      deps.readModel.list(projectId, page, query),
 
     async create(projectId: string, fields: ProfileFields): Promise<ProfileView> {
       const id = deps.newId();

@@ -40,6 +40,7 @@ export function toSessionResponse(s: sessions.Session, sign?: SignRef) {
     totalCostUsd: decimal(s.totalCostUsd),
     screenshotUrl: sign && s.screenshotRef ? sign(s.screenshotRef) : null,
     inboxEmail: orNull(s.inboxEmail),
+    agentmailEmail: orNull(s.inboxEmail),
     integrationsUsed: s.integrationsUsed ?? [],
     createdAt: iso(s.createdAt),
     updatedAt: iso(s.updatedAt ?? s.createdAt),

@@ -7,6 +7,7 @@ import type { CreditCheck } from "../app/credit-check";
 import type { HealthReport } from "../app/health";
 import type { ModelRouteCheck } from "../app/model-route-check";
 import type { OwnKeyCheck } from "../app/own-key-check";
+import type { ProjectStore } from "../app/project-store";
 import type { ApiVersion } from "./api-versions";
 import type { ChangeNotices } from "../app/change-notices";
 import type { ReadCache } from "../app/read-cache";
@@ -26,6 +27,10 @@ export interface GatewayDeps {
   /** How many browser-pool replicas `browserPool` reaches (BROWSER_POOL_REPLICAS): a create tries up to that many. */
   browserPoolReplicas: number;
   billing: PromiseClient<InstanceType<typeof billing.BillingClient>>;
+  /** A project by id or name (its API keys' owner). */
+  findProject: ProjectStore["findProject"];
+  /** Requests a project may make per rate-limit window (RATE_LIMIT_REQUESTS); 0 = no limit. */
+  rateLimitRequests: number;
   /** Throws `insufficient_credit` (402) when the project may not start more work. */
   requireCredit: CreditCheck;
   /** Before a new session: throws `limit_exceeded` (429) when the project's browser quota is already used. */

@@ -19,6 +19,7 @@ export { route as v3GetSession } from "./v3/sessions/get.get";
 export { route as v3StopSession } from "./v3/sessions/stop.post";
 export { route as v3DeleteSession } from "./v3/sessions/delete.delete";
 export { route as v3ListSessionMessages } from "./v3/sessions/messages.get";
+export { route as v3GetAccountBilling } from "./v3/billing/account.get";
 
 export { route as v4CreateRun } from "./v4/runs/create.post";
 export { route as v4ListRuns } from "./v4/runs/list.get";

@@ -38,6 +38,7 @@ export function sessionResponse(model: z.ZodType) {
       totalCostUsd: DecimalString.default("0"),
       screenshotUrl: nullable(z.string(), "Presigned URL of the latest screenshot (5 minutes); single read only."),
       inboxEmail: nullable(z.string(), "Temporary mailbox address, when the mailbox option was enabled."),
+      agentmailEmail: nullable(z.string(), "The same address, under the name the hosted service's clients read."),
       integrationsUsed: z.array(z.string()).default([]),
       createdAt: DateTime,
       updatedAt: DateTime,

@@ -86,6 +86,12 @@ function browserIdOf(value: string): string {
   return value.toLowerCase();
 }
 
+/** The shown status a list may be narrowed to (the gateway's `filterBy`). */
+function listedStatusOf(value: string): "active" | "stopped" {
+  if (value === "active" || value === "stopped") return value;
+  throw new InvalidArgumentError("filterBy must be active or stopped", { field: ["query", "filterBy"] });
+}
+
 export interface BrowserPoolServerDeps {
   pool: BrowserPool;
   sessions: SessionBrowsers;
@@ -130,7 +136,8 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
           });
         }
         await pool.caughtUp();
-        const { views, total } = await readModel.list(required(req.projectId, "project_id"), { number, size });
+        const filter = { ...(req.status ? { status: listedStatusOf(req.status) } : {}), sessionId: req.sessionId };
+        const { views, total } = await readModel.list(required(req.projectId, "project_id"), { number, size }, filter);
         return {
           items: views.map(toProtoBrowser),
           totalItems: total,
@@ -180,7 +187,8 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
       listProfiles: async (req: browserPool.ListProfilesRequest): Promise<browserPool.ListProfilesResponse> => {
         const number = req.pageNumber || 1;
         const size = req.pageSize || 10;
-        const { views, total } = await profiles.list(required(req.projectId, "project_id"), { number, size });
+        const projectId = required(req.projectId, "project_id");
+        const { views, total } = await profiles.list(projectId, { number, size }, req.query);
         return { items: views.map(toProtoProfile), totalItems: total, pageNumber: number, pageSize: size };
       },
       updateProfile: async (req: browserPool.UpdateProfileRequest) => {

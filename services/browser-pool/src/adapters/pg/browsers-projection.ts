@@ -4,7 +4,7 @@ import { BROWSER_AGGREGATE, type BrowserEvent, type BrowserHandle } from "../../
 import type { BrowserSettings } from "../../domain/browser-settings";
 import type { BrowserView } from "../../domain/browser-view";
 import { liveUrlFor } from "../../domain/cdp-route";
-import type { BrowserReadModel, BrowserRecord } from "../../app/ports";
+import type { BrowserListFilter, BrowserReadModel, BrowserRecord } from "../../app/ports";
 import { COSTS_TABLE, type CostsTable } from "./browser-costs-projection";
 import { createDownloadsTable, DOWNLOADS_TABLE, insertDownload, listDownloads } from "./downloads-table";
 
@@ -177,15 +177,23 @@ async function findBrowser(
     .executeTakeFirst();
 }
 
-/** A project's browsers, newest first. */
+/** A project's browsers, newest first, those `filter` names. */
 async function listBrowsers(
   db: Kysely<BrowserPoolDb>,
   projectId: string,
   page: { number: number; size: number },
+  filter: BrowserListFilter,
 ): Promise<{ rows: BrowserRow[]; total: number }> {
+  const column = (name: string) => sql.ref(`${BROWSERS_TABLE}.${name}`);
+  const status = filter.status ?? null;
+  const sessionId = filter.sessionId ?? null;
+  // The view shows every status but "stopped" as "active".
+  const chosen = sql<boolean>`(${column("project_id")} = ${projectId}
+    and (${status}::text is null or (${column("status")} = 'stopped') = (${status}::text = 'stopped'))
+    and (${sessionId}::text is null or ${column("session_id")} = ${sessionId}))`;
   const [rows, count] = await Promise.all([
     withCosts(db)
-      .where(`${BROWSERS_TABLE}.project_id`, "=", projectId)
+      .where(chosen)
       .orderBy(`${BROWSERS_TABLE}.requested_at`, "desc")
       .orderBy(`${BROWSERS_TABLE}.id`, "desc")
       .limit(page.size)
@@ -194,7 +202,7 @@ async function listBrowsers(
     db
       .selectFrom(BROWSERS_TABLE)
       .select((eb) => eb.fn.countAll<string>().as("n"))
-      .where("project_id", "=", projectId)
+      .where(chosen)
       .executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(count.n) };
@@ -264,8 +272,8 @@ export function createBrowserReadModel(db: Kysely<BrowserPoolDb>): BrowserReadMo
       const row = await findBrowser(db, projectId, browserId);
       return row && viewFromRow(row);
     },
-    async list(projectId, page) {
-      const { rows, total } = await listBrowsers(db, projectId, page);
+    async list(projectId, page, filter = {}) {
+      const { rows, total } = await listBrowsers(db, projectId, page, filter);
       return { views: rows.map(viewFromRow), total };
     },
     liveOnNode: async (nodeId) => (await liveOnNode(db, nodeId)).map(recordFromRow),

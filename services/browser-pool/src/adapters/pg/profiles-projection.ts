@@ -143,10 +143,14 @@ export function createProfileQueries(db: Kysely<any>) {
         .execute();
       return new Set(rows.map((row) => row.id));
     },
-    async list(projectId: string, page: { number: number; size: number }) {
+    async list(projectId: string, page: { number: number; size: number }, query?: string) {
+      // The text as a LIKE pattern matches itself only: its wildcards and the escape character are escaped.
+      const pattern = query ? `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+      const found = sql<boolean>`(${pattern}::text is null or name ilike ${pattern} or user_id ilike ${pattern})`;
       const [rows, count] = await Promise.all([
         profiles()
           .where("project_id", "=", projectId)
+          .where(found)
           .orderBy("created_at", "desc")
           .orderBy("id", "desc")
           .limit(page.size)
@@ -157,6 +161,7 @@ export function createProfileQueries(db: Kysely<any>) {
           .select((eb) => eb.fn.countAll<string>().as("n"))
           .where("project_id", "=", projectId)
           .where("deleted", "=", false)
+          .where(found)
           .executeTakeFirstOrThrow(),
       ]);
       return { views: rows.map(viewOf), total: Number(count.n) };

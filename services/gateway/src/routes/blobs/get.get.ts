@@ -1,4 +1,5 @@
 import { Readable } from "node:stream";
+import contentDisposition from "content-disposition";
 import { BlobDeletedError, isBlobRef } from "@bas/blobs";
 import { z } from "zod";
 import { HttpError } from "../../http/http-error";
@@ -40,12 +41,16 @@ export const route = defineRoute({
         .string()
         .refine(isBlobRef, { message: "Input should be a blob reference", params: { type: "value_error" } }),
     }),
-    query: z.object({ exp: z.string().optional(), sig: z.string().optional() }),
+    query: z.object({
+      exp: z.string().optional(),
+      sig: z.string().optional(),
+      dl: z.string().max(1024).optional().describe("Save as this file name (signed with the URL)."),
+    }),
   },
   responses: { 200: { description: "The blob's bytes", contentType: "application/octet-stream" } },
   errors: [403, 404, 410],
   async handler({ params, query }, deps) {
-    const check = deps.urls.verify(params.ref, query.exp, query.sig);
+    const check = deps.urls.verify(params.ref, query.exp, query.sig, query.dl);
     if (check === "invalid") throw new HttpError(403, "Invalid or missing signature");
     if (check === "expired") throw new HttpError(410, "This link has expired; read the session again for a fresh one");
     const blob = await deps.blobs.get(params.ref);
@@ -53,7 +58,11 @@ export const route = defineRoute({
     return {
       body: await started(blob.stream),
       type: blob.contentType,
-      headers: { "Content-Length": String(blob.size), "Cache-Control": "private, max-age=300" },
+      headers: {
+        "Content-Length": String(blob.size),
+        "Cache-Control": "private, max-age=300",
+        ...(query.dl === undefined ? {} : { "Content-Disposition": contentDisposition(query.dl) }),
+      },
     };
   },
 });

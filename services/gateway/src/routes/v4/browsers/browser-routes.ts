@@ -27,8 +27,9 @@ export const createBrowserRoute = (v: Version) =>
     summary: "Start a browser to control over CDP",
     tags,
     request: { body: CreateBrowserRequest },
-    responses: { 200: { description: "The running browser, with its cdpUrl", schema: BrowserSessionView } },
-    errors: [402, 429, 503],
+    // 201 as the hosted service's document has it.
+    responses: { 201: { description: "The running browser, with its cdpUrl", schema: BrowserSessionView } },
+    errors: [402, 404, 429, 503],
     async handler({ body, project, signal }, deps) {
       await deps.requireCredit(project.projectId);
       // A replica at its maximum refuses; another may have room.
@@ -51,7 +52,7 @@ export const createBrowserRoute = (v: Version) =>
           { signal },
         );
       const browser = await onReplicaWithRoom(create, deps.browserPoolReplicas);
-      return { body: toBrowserSessionView(browser, deps.urls.sign) };
+      return { status: 201, body: toBrowserSessionView(browser, deps.urls.sign) };
     },
   });
 
@@ -67,7 +68,13 @@ export const listBrowsersRoute = (v: Version) =>
     responses: { 200: { description: "One page of browsers", schema: BrowserSessionList } },
     async handler({ query, project, signal }, deps) {
       const page = await deps.browserPool.listBrowsers(
-        { projectId: project.projectId, pageNumber: query.pageNumber, pageSize: query.pageSize },
+        {
+          projectId: project.projectId,
+          pageNumber: query.pageNumber,
+          pageSize: query.pageSize,
+          status: query.filterBy,
+          sessionId: query.agentSessionId,
+        },
         { signal },
       );
       return {

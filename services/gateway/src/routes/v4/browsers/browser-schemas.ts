@@ -66,6 +66,8 @@ export const UpdateBrowserRequest = z
 export const BrowserListQuery = z.object({
   pageNumber: queryInt({ min: 1, default: 1, description: "Page number, 1-indexed." }),
   pageSize: queryInt({ min: 1, max: 100, default: 10, description: "Browsers per page." }),
+  filterBy: z.enum(["active", "stopped"]).optional().describe("Only browsers with this status."),
+  agentSessionId: Uuid.optional().describe("Only the browsers of this session (v3) or conversation (v4)."),
 });
 
 export const BrowserSessionView = z

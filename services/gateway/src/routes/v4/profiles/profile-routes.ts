@@ -47,7 +47,7 @@ export const listProfilesRoute = (v: Version) =>
     responses: { 200: { description: "One page of profiles", schema: ProfileList } },
     async handler({ query, project, signal }, deps) {
       const page = await deps.browserPool.listProfiles(
-        { projectId: project.projectId, pageNumber: query.pageNumber, pageSize: query.pageSize },
+        { projectId: project.projectId, pageNumber: query.pageNumber, pageSize: query.pageSize, query: query.query },
         { signal },
       );
       return {

@@ -14,6 +14,7 @@ export const ProfileUpdateRequest = z.object({ name: Name, userId: UserId }).met
 export const ProfileListQuery = z.object({
   pageNumber: queryInt({ min: 1, default: 1, description: "Page number, 1-indexed." }),
   pageSize: queryInt({ min: 1, max: 100, default: 10, description: "Profiles per page." }),
+  query: z.string().max(200).optional().describe("Only profiles whose name or userId contains this, ignoring case."),
 });
 
 export const ProfileView = z

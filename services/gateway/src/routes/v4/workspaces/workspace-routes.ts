@@ -105,7 +105,7 @@ export const listFilesRoute = (v: Version) =>
             path: f.path,
             size: f.size,
             lastModified: (f.lastModified ?? new Date(0)).toISOString(),
-            url: query.includeUrls ? deps.urls.sign(f.blobRef) : null,
+            url: query.includeUrls ? deps.urls.sign(f.blobRef, saveAs(f.path, query.contentDisposition)) : null,
           })),
           ...(v === "v3" ? { folders: page.folders } : {}),
           nextCursor: page.nextCursor ?? null,
@@ -114,6 +114,10 @@ export const listFilesRoute = (v: Version) =>
       };
     },
   });
+
+/** The name a browser saves a file under (its path's last segment), when the caller asked for that. */
+const saveAs = (path: string, disposition: "attachment" | undefined) =>
+  disposition === "attachment" ? path.slice(path.lastIndexOf("/") + 1) : undefined;
 
 interface Upload {
   path: string;

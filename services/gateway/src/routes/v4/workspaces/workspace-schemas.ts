@@ -34,6 +34,12 @@ export const FileListQuery = z.object({
   limit: queryInt({ min: 1, max: 100, default: 50, description: "Files per page." }),
   cursor: z.string().max(2000).optional().describe("The nextCursor of the previous page."),
   includeUrls: queryBool({ default: false, description: "Add a presigned download URL to each file." }),
+  contentDisposition: z
+    .literal("attachment")
+    .optional()
+    .describe(
+      "With includeUrls: URLs whose answer makes a browser save the file (under its name) instead of showing it.",
+    ),
 });
 
 /** v3's listing can also stop at one level, as a file browser shows a folder. */
