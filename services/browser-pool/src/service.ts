@@ -340,7 +340,7 @@ export function startBrowserPoolService(
     const sessionEnds = runnerFor(sessionEndReactor(sessionBrowsers));
     cleanup.defer(() => sessionEnds.stop());
     await sessionEnds.start();
-    const followDeps = { js: nats.js, jsm: nats.jsm, log };
+    const followDeps = { ...nats, log };
     const foreignStops = await watchForeignStops(followDeps, streams, pool, stopsAfter);
     cleanup.defer(() => foreignStops.close());
     await profilesRunner.catchUp();

@@ -135,7 +135,7 @@ export function startRunnerService(config: RunnerConfig, deps: RunnerServiceDeps
       connectBrowser: (cdpUrl) => CdpBrowserDriver.connect(cdpUrl),
       claimLease: (taskId, attempt) => leases.claim(taskId, { runnerId, attempt }),
       watchSession: (sessionId, taskId, onStop) => {
-        const watch = watchSession(nats.nc, streams, sessionId, taskId, onStop);
+        const watch = watchSession({ ...nats, log }, streams, sessionId, taskId, onStop);
         return () => watch.close();
       },
       resolveRoute: (model) => routes.resolve(model),

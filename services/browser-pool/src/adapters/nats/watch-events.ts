@@ -3,8 +3,9 @@ import { type FollowEventsDeps, type FollowedEvents, followEvents, type StreamNa
 /**
  * Calls `react` with the aggregate's id for each event of `aggregateType` among `types` that any node stores after
  * sequence `after` (by default: from now on), none missed while this node runs, also across a NATS reconnect.
+ * Resolves once it listens.
  */
-export function watchEvents(
+export async function watchEvents(
   deps: FollowEventsDeps,
   streams: StreamNames,
   aggregateType: string,
@@ -13,7 +14,7 @@ export function watchEvents(
   after?: number,
 ): Promise<FollowedEvents> {
   const subject = streams.events.ofType(aggregateType);
-  return followEvents(
+  const followed = followEvents(
     deps,
     streams.events.stream,
     subject,
@@ -22,4 +23,6 @@ export function watchEvents(
     },
     after,
   );
+  await followed.ready;
+  return followed;
 }

@@ -1,5 +1,4 @@
-import type { NatsConnection, Subscription } from "@nats-io/transport-node";
-import type { StreamNames } from "@bas/event-store";
+import { type FollowEventsDeps, followEvents, type StreamNames } from "@bas/event-store";
 import { SESSION_AGGREGATE, SESSION_ENDED_EVENT_TYPES, type SessionEventType, sessions } from "@bas/proto";
 
 /** Why the agent must stop working a task. */
@@ -27,32 +26,29 @@ export interface SessionWatch {
 }
 
 /**
- * Listens (core NATS, no consumer state) to the session's events while its task runs, and calls `onStop` once
- * when the task is stopped or the session ends.
+ * Follows the session's events stored while its task runs, and calls `onStop` once when the task is stopped or the
+ * session ends. None is missed, not even one stored while this runner's NATS connection was down: a runner that did
+ * not hear a stop would go on acting in the caller's browser until its next report was refused.
  */
 export function watchSession(
-  nc: NatsConnection,
+  deps: FollowEventsDeps,
   streams: StreamNames,
   sessionId: string,
   taskId: string,
   onStop: (reason: StopReason) => void,
 ): SessionWatch {
   let fired = false;
-  const sub: Subscription = nc.subscribe(streams.events.subject(SESSION_AGGREGATE, sessionId), {
-    callback: (err, msg) => {
-      if (err || fired) return;
-      let event: unknown;
-      try {
-        event = msg.json();
-      } catch {
-        return;
-      }
-      const reason = stopReasonOf(event as { type?: string }, taskId);
+  const followed = followEvents(
+    deps,
+    streams.events.stream,
+    streams.events.subject(SESSION_AGGREGATE, sessionId),
+    (event) => {
+      const reason = fired ? null : stopReasonOf(event, taskId);
       if (reason) {
         fired = true;
         onStop(reason);
       }
     },
-  });
-  return { close: () => sub.unsubscribe() };
+  );
+  return { close: () => void followed.close() };
 }
