@@ -297,6 +297,7 @@ export function startBrowserPoolService(
       settle: (sequence) =>
         browsersRunner.waitFor(sequence, 5_000).catch((err) => log.warn({ err, sequence }, "read model lags behind")),
       catchUp: () => browsersRunner.catchUp(2_000).catch((err) => log.warn({ err }, "read model lags behind")),
+      stoppedAmong: (ids) => readModel.stoppedAmong(ids),
       timeoutSweepMs: deps.timeoutSweepMs,
       metrics,
       now,

@@ -65,6 +65,8 @@ export interface BrowserPoolDeps {
   settle(sequence: number): Promise<void>;
   /** Waits until the read model has applied every browser event stored so far (bounded; a lagging one is let be). */
   catchUp(): Promise<void>;
+  /** Those of `ids` the read model shows stopped. */
+  stoppedAmong(ids: readonly string[]): Promise<string[]>;
   /** How often browser timeouts are checked (default 1 s). */
   timeoutSweepMs?: number;
   metrics: PoolMetrics;
@@ -127,8 +129,10 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     limits: config.limits,
     elsewhere: deps.admissions,
     local: live,
-    // The stop's event reaches this node's browsers (watchForeignStops) sooner than the read model.
-    lookAgain: () => deps.catchUp(),
+    lookAgain: async () => {
+      await deps.catchUp();
+      await endStoppedElsewhere();
+    },
   });
 
   const decide = (id: string, command: BrowserCommand): Promise<Handled<BrowserEvent, BrowserState>> =>
@@ -432,6 +436,21 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     const finishedAt = handled.state.status === "stopped" ? new Date(handled.state.finishedAt) : deps.now();
     tearDown(id, finishedAt, after);
     return handled;
+  }
+
+  /**
+   * Ends this node's browsers that the read model shows stopped: a stop recorded through another node, which this
+   * node hears of (watchForeignStops) but may not have acted on yet. A count waits for this before it looks again.
+   */
+  async function endStoppedElsewhere(): Promise<void> {
+    const stopped = await deps.stoppedAmong(live.ids());
+    await Promise.all(
+      stopped.map((id) =>
+        end(id, { reason: "caller" }).catch((err) =>
+          log.warn({ err, browserId: id }, "ending a stopped browser failed"),
+        ),
+      ),
+    );
   }
 
   /** Ends this node's instance of a browser recorded as stopped; the answer to the caller does not wait for it. */

@@ -38,6 +38,8 @@ export interface BrowserReadModel {
     page: { number: number; size: number },
     filter?: BrowserListFilter,
   ): Promise<{ views: BrowserView[]; total: number }>;
+  /** Those of `ids` recorded as stopped. */
+  stoppedAmong(ids: readonly string[]): Promise<string[]>;
   /** Every browser a node launched that is not recorded as stopped: what a restart must adopt or close. */
   liveOnNode(nodeId: string): Promise<BrowserRecord[]>;
   /** The newest browser of a session, whatever its status, with its CDP secret. */

@@ -277,6 +277,16 @@ export function createBrowserReadModel(db: Kysely<BrowserPoolDb>): BrowserReadMo
       return { views: rows.map(viewFromRow), total };
     },
     liveOnNode: async (nodeId) => (await liveOnNode(db, nodeId)).map(recordFromRow),
+    async stoppedAmong(ids) {
+      if (ids.length === 0) return [];
+      const rows = await db
+        .selectFrom(BROWSERS_TABLE)
+        .select("id")
+        .where("id", "in", [...ids])
+        .where("status", "=", "stopped")
+        .execute();
+      return rows.map((row) => row.id);
+    },
     async latestForSession(sessionId) {
       const row = await latestForSession(db, sessionId);
       return row && { view: viewFromRow(row), cdpSecret: row.cdp_secret };
