@@ -78,7 +78,7 @@ test("a recorded browser yields an MP4 as long as the browser ran, showing what 
     body: { enableRecording: true, browserScreenWidth: 1280, browserScreenHeight: 720 },
   });
   expect(created.status).toBe(201);
-  expect(created.body.recordingUrl).toBeNull();
+  expect(created.body).toMatchObject({ recordingUrl: null, recordingAvailable: true });
   const browser = await puppeteer.connect({ browserWSEndpoint: created.body.cdpUrl, defaultViewport: null });
   const [page] = await browser.pages();
   await page.goto(site.url);
@@ -96,7 +96,8 @@ test("a recorded browser yields an MP4 as long as the browser ran, showing what 
     key,
     body: { action: "stop" },
   });
-  expect(stopped.body.status).toBe("stopped");
+  // Stopped and not yet stored: a client polling for the URL keeps polling.
+  expect(stopped.body).toMatchObject({ status: "stopped", recordingAvailable: true });
   const lifetime = lifetimeOf(stopped.body);
   const seen = secondsSince(asked);
 
@@ -147,7 +148,9 @@ test("a browser without enableRecording is not recorded", async () => {
     key,
     body: { action: "stop" },
   });
-  expect(stopped.body).toMatchObject({ status: "stopped", recordingUrl: null });
+  // recordingAvailable false tells a client polling for a recording that none will come.
+  expect(created.body.recordingAvailable).toBe(false);
+  expect(stopped.body).toMatchObject({ status: "stopped", recordingUrl: null, recordingAvailable: false });
   // A recorded browser's MP4 is there well within this (the tests above): this one has none.
   await sleep(1_500);
   const read = await stack.request("GET", `/api/v4/browsers/${created.body.id}`, { key });

@@ -44,6 +44,20 @@ describe("every /api route needs X-Service-API-Key", () => {
     }
   });
 
+  test("the official clients' X-Browser-Use-API-Key header is taken too, with the same checks", async () => {
+    const viaTheirs = (key: string, headers: Record<string, string> = {}) =>
+      stack.request("GET", "/api/v3/sessions", { key: null, headers: { "X-Browser-Use-API-Key": key, ...headers } });
+    const good = await viaTheirs(stack.bootstrapKey);
+    expect(good.status).toBe(200);
+    expect(good.body).toMatchObject({ page: 1, pageSize: 20 });
+    expect((await viaTheirs(`${stack.bootstrapKey}x`)).body).toEqual({ detail: "Invalid API key" });
+    // The same key in both is one key; two different keys are refused rather than one of them chosen.
+    expect((await viaTheirs(stack.bootstrapKey, { "X-Service-API-Key": stack.bootstrapKey })).status).toBe(200);
+    const two = await viaTheirs(stack.bootstrapKey, { "X-Service-API-Key": await stack.newProjectKey() });
+    expect(two.status).toBe(401);
+    expect(two.body).toEqual({ detail: "Two different API keys: send one, in X-Service-API-Key" });
+  });
+
   test("auth comes before validation: an invalid request without a key is 401, not 422", async () => {
     const reply = await stack.request("GET", "/api/v3/sessions?page=0", { key: null });
     expect(reply.status).toBe(401);

@@ -57,6 +57,7 @@ test("billing/account (the official client's billing.account) shows what billing
       spentUsd: "0",
       rateLimit: 0,
       isFreeTier: false,
+      tracingDisabled: true,
       planInfo: {
         planName: "self-hosted",
         subscriptionStatus: null,

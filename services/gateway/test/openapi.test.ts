@@ -55,6 +55,11 @@ test("every registered route is documented in its version's document, with its p
     in: "header",
     name: "X-Service-API-Key",
   });
+  expect(doc.components.securitySchemes.BrowserUseAPIKeyHeader).toMatchObject({
+    in: "header",
+    name: "X-Browser-Use-API-Key",
+  });
+  expect(doc.security).toEqual([{ APIKeyHeader: [] }, { BrowserUseAPIKeyHeader: [] }]);
   expect(doc.components.schemas.Model.enum).toHaveLength(21);
   expect(doc.components.schemas.ProxyCountryCode.enum).toHaveLength(248);
   expect(doc.components.schemas.SessionStatus.enum).toEqual([

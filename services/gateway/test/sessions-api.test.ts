@@ -324,14 +324,24 @@ describe("messages paging through REST", () => {
       "plan 3",
       "plan 4",
     ]);
-    const first = await stack.request("GET", `/api/v3/sessions/${id}/messages?limit=2`);
-    expect(first.body.messages.map((m: { data: string }) => m.data)).toEqual(["many steps", "plan 1"]);
-    expect(first.body.hasMore).toBe(true);
+    // Without a cursor, the newest (the official clients take the last of `limit=1` as where the conversation is).
+    const latest = await stack.request("GET", `/api/v3/sessions/${id}/messages?limit=2`);
+    expect(latest.body.messages.map((m: { data: string }) => m.data)).toEqual(["plan 3", "plan 4"]);
+    expect(latest.body.hasMore).toBe(true);
+    const last = await stack.request("GET", `/api/v3/sessions/${id}/messages?limit=1`);
+    expect(last.body.messages.map((m: { data: string }) => m.data)).toEqual(["plan 4"]);
+    const older = await stack.request(
+      "GET",
+      `/api/v3/sessions/${id}/messages?limit=2&before=${latest.body.messages[0].id}`,
+    );
+    expect(older.body.messages.map((m: { data: string }) => m.data)).toEqual(["plan 1", "plan 2"]);
+    expect(older.body.hasMore).toBe(true);
     const next = await stack.request(
       "GET",
-      `/api/v3/sessions/${id}/messages?limit=2&after=${first.body.messages[1].id}`,
+      `/api/v3/sessions/${id}/messages?limit=2&after=${older.body.messages[0].id}`,
     );
     expect(next.body.messages.map((m: { data: string }) => m.data)).toEqual(["plan 2", "plan 3"]);
+    expect(next.body.hasMore).toBe(true);
     const plan3 = all.body.messages[3].id;
     const before = await stack.request("GET", `/api/v3/sessions/${id}/messages?limit=2&before=${plan3}`);
     expect(before.body.messages.map((m: { data: string }) => m.data)).toEqual(["plan 1", "plan 2"]);

@@ -96,6 +96,49 @@ describe("workspaces", () => {
     expect([created.status, created.body.archived]).toEqual([200, false]);
   });
 
+  it("under /api/v4 too, as the official v4 client calls them: renamed, sized, a file deleted, deleted", async () => {
+    const created = await stack.request("POST", "/api/v4/workspaces", { body: { name: "v4-all" } });
+    const id = created.body.id;
+    const renamed = await stack.request("PATCH", `/api/v4/workspaces/${id}`, { body: { name: "renamed" } });
+    expect(renamed.body).toEqual({ ...created.body, name: "renamed", updatedAt: expect.any(String) });
+    expect((await stack.request("PATCH", `/api/v4/workspaces/${id}`, { body: { name: null } })).body.name).toBeNull();
+
+    const presigned = await stack.request("POST", `/api/v4/workspaces/${id}/files/upload`, {
+      body: { files: [{ name: "a.txt", contentType: "text/plain", size: 3 }] },
+    });
+    expect((await put(presigned.body.files[0].uploadUrl, "abc", "text/plain")).status).toBe(200);
+    expect((await stack.request("GET", `/api/v4/workspaces/${id}/size`)).body).toEqual({
+      usedBytes: 3,
+      maxBytes: QUOTA,
+    });
+
+    // allowOverrides false (the official client's default is true): a name the workspace has is a 409, and no URL.
+    const again = { files: [{ name: "a.txt", contentType: "text/plain", size: 2 }] };
+    const refused = await stack.request("POST", `/api/v4/workspaces/${id}/files/upload`, {
+      body: { ...again, allowOverrides: false },
+    });
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toBe(
+      "The workspace already has uploads/a.txt; upload with allowOverrides true to replace, or delete first",
+    );
+    const allowed = await stack.request("POST", `/api/v4/workspaces/${id}/files/upload`, { body: again });
+    expect(allowed.body.files[0]).toMatchObject({ path: "uploads/a.txt", willOverride: true });
+    const fresh = await stack.request("POST", `/api/v4/workspaces/${id}/files/upload`, {
+      body: { files: [{ name: "b.txt", contentType: "text/plain", size: 2 }], allowOverrides: false },
+    });
+    expect(fresh.body.files[0]).toMatchObject({ path: "uploads/b.txt", willOverride: false });
+
+    const deleted = await stack.request("DELETE", `/api/v4/workspaces/${id}/files?path=uploads/a.txt`);
+    expect(deleted.status).toBe(204);
+    expect((await stack.request("GET", `/api/v4/workspaces/${id}/files`)).body.files).toEqual([]);
+    const other = await stack.newProjectKey();
+    expect((await stack.request("DELETE", `/api/v4/workspaces/${id}`, { key: other })).status).toBe(404);
+    expect((await stack.request("DELETE", `/api/v4/workspaces/${id}`)).status).toBe(204);
+    expect((await stack.request("GET", `/api/v4/workspaces/${id}/size`)).body).toEqual({
+      detail: "Workspace not found",
+    });
+  });
+
   it("are kept up to the project's limit, even when asked for many at once: then 402; its default one is made even so", async () => {
     const mine = await stack.newProjectKey();
     const create = () => stack.request("POST", "/api/v4/workspaces", { key: mine, body: {} });

@@ -110,7 +110,7 @@ test("drop the read-model tables and rebuild from the stream: every response is 
     const list = await h.api.listSessions({ projectId: project, page: 1, pageSize: 100 });
     const singles = await Promise.all(list.sessions.map((s) => get(s.id)));
     const messages = await Promise.all(
-      list.sessions.map((s) => h.api.listMessages({ projectId: project, sessionId: s.id, limit: 100 })),
+      list.sessions.map((s) => h.api.listMessages({ projectId: project, sessionId: s.id, limit: 100, latest: false })),
     );
     return { list, singles, messages };
   };

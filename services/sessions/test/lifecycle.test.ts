@@ -238,7 +238,7 @@ test("a caller that has read `error` finds the message that says why, though the
       () => get(s.id),
       (session) => session.status === "error",
     );
-    read = h.api.listMessages({ projectId: project, sessionId: s.id, limit: 100 });
+    read = h.api.listMessages({ projectId: project, sessionId: s.id, limit: 100, latest: false });
     await new Promise((resolve) => setTimeout(resolve, 300));
   });
   expect((await read!).messages.at(-1)).toMatchObject({ type: "error", data: "chromium crashed" });

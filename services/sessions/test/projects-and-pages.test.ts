@@ -24,7 +24,7 @@ test("two projects cannot see or touch each other's sessions: NOT_FOUND, never a
     h.api.getSession({ projectId: b, sessionId: s.id }),
     h.api.stopSession({ projectId: b, sessionId: s.id, strategy: "session" }),
     h.api.deleteSession({ projectId: b, sessionId: s.id }),
-    h.api.listMessages({ projectId: b, sessionId: s.id, limit: 10 }),
+    h.api.listMessages({ projectId: b, sessionId: s.id, limit: 10, latest: false }),
     h.api.createSession(createRequest(b, { task: "hijack", sessionId: s.id })),
   ];
   for (const call of calls) expect(await failure(call)).toMatchObject({ code: status.NOT_FOUND, kind: "not_found" });
@@ -139,13 +139,13 @@ describe("messages", () => {
         ],
       });
     }
-    const page = await h.api.listMessages({ projectId: p, sessionId, limit: 100 });
+    const page = await h.api.listMessages({ projectId: p, sessionId, limit: 100, latest: false });
     all = page.messages.map((m) => m.id);
     expect(page.hasMore).toBe(false);
   });
 
   test("chronological: the task as the human message, then each step's messages in order", async () => {
-    const { messages } = await h.api.listMessages({ projectId: p, sessionId, limit: 100 });
+    const { messages } = await h.api.listMessages({ projectId: p, sessionId, limit: 100, latest: false });
     expect(messages.map((m) => m.data)).toEqual([
       "chatty task",
       ...[1, 2, 3, 4].flatMap((n) => [`action ${n}`, `result ${n}`]),
@@ -156,34 +156,55 @@ describe("messages", () => {
   });
 
   test("cursor pagination: after, before, both, with hasMore", async () => {
-    const first = await h.api.listMessages({ projectId: p, sessionId, limit: 4 });
+    const first = await h.api.listMessages({ projectId: p, sessionId, limit: 4, latest: false });
     expect(first.messages.map((m) => m.id)).toEqual(all.slice(0, 4));
     expect(first.hasMore).toBe(true);
-    const next = await h.api.listMessages({ projectId: p, sessionId, limit: 4, after: all[3] });
+    // latest: the newest instead, oldest first, hasMore saying older ones exist; a cursor takes precedence over it.
+    const newest = await h.api.listMessages({ projectId: p, sessionId, limit: 4, latest: true });
+    expect(newest.messages.map((m) => m.id)).toEqual(all.slice(5, 9));
+    expect(newest.hasMore).toBe(true);
+    const whole = await h.api.listMessages({ projectId: p, sessionId, limit: 100, latest: true });
+    expect([whole.messages.map((m) => m.id), whole.hasMore]).toEqual([all, false]);
+    const afterWins = await h.api.listMessages({ projectId: p, sessionId, limit: 4, after: all[0], latest: true });
+    expect(afterWins.messages.map((m) => m.id)).toEqual(all.slice(1, 5));
+    const next = await h.api.listMessages({ projectId: p, sessionId, limit: 4, after: all[3], latest: false });
     expect(next.messages.map((m) => m.id)).toEqual(all.slice(4, 8));
     expect(next.hasMore).toBe(true);
-    const end = await h.api.listMessages({ projectId: p, sessionId, limit: 4, after: all[7] });
+    const end = await h.api.listMessages({ projectId: p, sessionId, limit: 4, after: all[7], latest: false });
     expect(end.messages.map((m) => m.id)).toEqual([all[8]]);
     expect(end.hasMore).toBe(false);
 
-    const before = await h.api.listMessages({ projectId: p, sessionId, limit: 3, before: all[5] });
+    const before = await h.api.listMessages({ projectId: p, sessionId, limit: 3, before: all[5], latest: false });
     expect(before.messages.map((m) => m.id)).toEqual(all.slice(2, 5));
     expect(before.hasMore).toBe(true);
-    const start = await h.api.listMessages({ projectId: p, sessionId, limit: 3, before: all[2] });
+    const start = await h.api.listMessages({ projectId: p, sessionId, limit: 3, before: all[2], latest: false });
     expect(start.messages.map((m) => m.id)).toEqual(all.slice(0, 2));
     expect(start.hasMore).toBe(false);
 
-    const between = await h.api.listMessages({ projectId: p, sessionId, limit: 2, after: all[1], before: all[6] });
+    const between = await h.api.listMessages({
+      projectId: p,
+      sessionId,
+      limit: 2,
+      after: all[1],
+      before: all[6],
+      latest: false,
+    });
     expect(between.messages.map((m) => m.id)).toEqual(all.slice(2, 4));
     expect(between.hasMore).toBe(true);
   });
 
   test("a cursor from another session, or a limit out of range, is INVALID_ARGUMENT naming the field", async () => {
     const other = await failure(
-      h.api.listMessages({ projectId: p, sessionId, limit: 5, before: "00000000-0000-4000-8000-000000000000" }),
+      h.api.listMessages({
+        projectId: p,
+        sessionId,
+        limit: 5,
+        before: "00000000-0000-4000-8000-000000000000",
+        latest: false,
+      }),
     );
     expect(other).toMatchObject({ code: status.INVALID_ARGUMENT, field: ["query", "before"] });
-    const limit = await failure(h.api.listMessages({ projectId: p, sessionId, limit: 101 }));
+    const limit = await failure(h.api.listMessages({ projectId: p, sessionId, limit: 101, latest: false }));
     expect(limit).toMatchObject({ code: status.INVALID_ARGUMENT, field: ["query", "limit"] });
   });
 });

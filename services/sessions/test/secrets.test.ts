@@ -55,7 +55,7 @@ test("sensitiveData values reach the runner only through GetTaskSecrets: never i
   expect(stored.rows).toHaveLength(1);
   expect(stored.rows[0].ciphertext.toString("latin1")).not.toContain(SECRET);
 
-  const messages = await h.api.listMessages({ projectId: project, sessionId: s.id, limit: 100 });
+  const messages = await h.api.listMessages({ projectId: project, sessionId: s.id, limit: 100, latest: false });
   const everything = [
     await streamText(h.infra.streams.events.stream),
     JSON.stringify(work),

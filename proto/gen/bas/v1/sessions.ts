@@ -146,6 +146,12 @@ export interface ListMessagesRequest {
   after?: string | undefined;
   before?: string | undefined;
   limit: number;
+  /**
+   * Without after or before: the newest `limit` messages (still oldest first), as the REST list answers and the
+   * official clients expect (they take the last message of `limit=1` as "where the conversation is now"), instead of
+   * the first ones. has_more then says older messages exist.
+   */
+  latest: boolean;
 }
 
 export interface ListMessagesResponse {
@@ -2171,7 +2177,7 @@ export const DeleteSessionRequest: MessageFns<DeleteSessionRequest> = {
 };
 
 function createBaseListMessagesRequest(): ListMessagesRequest {
-  return { projectId: "", sessionId: "", after: undefined, before: undefined, limit: 0 };
+  return { projectId: "", sessionId: "", after: undefined, before: undefined, limit: 0, latest: false };
 }
 
 export const ListMessagesRequest: MessageFns<ListMessagesRequest> = {
@@ -2190,6 +2196,9 @@ export const ListMessagesRequest: MessageFns<ListMessagesRequest> = {
     }
     if (message.limit !== 0) {
       writer.uint32(40).int32(message.limit);
+    }
+    if (message.latest !== false) {
+      writer.uint32(48).bool(message.latest);
     }
     return writer;
   },
@@ -2247,6 +2256,14 @@ export const ListMessagesRequest: MessageFns<ListMessagesRequest> = {
             message.limit = reader.int32();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.latest = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2274,6 +2291,7 @@ export const ListMessagesRequest: MessageFns<ListMessagesRequest> = {
       after: isSet(object.after) ? globalThis.String(object.after) : undefined,
       before: isSet(object.before) ? globalThis.String(object.before) : undefined,
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      latest: isSet(object.latest) ? globalThis.Boolean(object.latest) : false,
     };
   },
 
@@ -2294,6 +2312,9 @@ export const ListMessagesRequest: MessageFns<ListMessagesRequest> = {
     if (message.limit !== 0) {
       obj.limit = Math.round(message.limit);
     }
+    if (message.latest !== false) {
+      obj.latest = message.latest;
+    }
     return obj;
   },
 
@@ -2307,6 +2328,7 @@ export const ListMessagesRequest: MessageFns<ListMessagesRequest> = {
     message.after = object.after ?? undefined;
     message.before = object.before ?? undefined;
     message.limit = object.limit ?? 0;
+    message.latest = object.latest ?? false;
     return message;
   },
 };

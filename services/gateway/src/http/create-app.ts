@@ -2,7 +2,7 @@ import { METHODS } from "node:http";
 import Router from "@koa/router";
 import Koa, { type Context } from "koa";
 import type { Authenticator } from "../app/authenticator";
-import { authenticateRequest, API_KEY_HEADER } from "./auth";
+import { authenticateRequest } from "./auth";
 import { createBodyDiscarder, createBodyReader } from "./body";
 import { isClientDisconnect } from "./client-disconnect";
 import { errorMiddleware } from "./error-middleware";
@@ -73,7 +73,7 @@ export function createHttpApp(routes: readonly AnyRoute[], deps: GatewayDeps, op
       ctx.state.route = route.path;
       let project: AuthenticatedProject | undefined;
       if (route.auth === "api-key") {
-        project = await authenticateRequest(ctx.get(API_KEY_HEADER), options.authenticator);
+        project = await authenticateRequest(ctx.headers, options.authenticator);
         await options.rateLimit.admit(project.projectId);
       }
       let body: unknown;

@@ -134,11 +134,20 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], deps: GatewayD
     openapi: "3.1.0",
     info: { title: info.title, version: info.version, ...(info.description ? { description: info.description } : {}) },
     ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
-    security: [{ APIKeyHeader: [] }],
+    // Either header: ours, or the official Browser Use clients' (alternatives, as OpenAPI lists them).
+    security: [{ APIKeyHeader: [] }, { BrowserUseAPIKeyHeader: [] }],
     paths,
     components: {
       schemas: components,
-      securitySchemes: { APIKeyHeader: { type: "apiKey", in: "header", name: "X-Service-API-Key" } },
+      securitySchemes: {
+        APIKeyHeader: { type: "apiKey", in: "header", name: "X-Service-API-Key" },
+        BrowserUseAPIKeyHeader: {
+          type: "apiKey",
+          in: "header",
+          name: "X-Browser-Use-API-Key",
+          description: "The same key, in the header the official Browser Use clients send.",
+        },
+      },
     },
   };
 }

@@ -74,4 +74,8 @@ export { route as v4CreateWorkspace } from "./v4/workspaces/create.post";
 export { route as v4GetWorkspace } from "./v4/workspaces/get.get";
 export { route as v4ListWorkspaceFiles } from "./v4/workspaces/files.get";
 export { route as v4UploadWorkspaceFiles } from "./v4/workspaces/files-upload.post";
+export { route as v4UpdateWorkspace } from "./v4/workspaces/update.patch";
+export { route as v4DeleteWorkspace } from "./v4/workspaces/delete.delete";
+export { route as v4DeleteWorkspaceFile } from "./v4/workspaces/files.delete";
+export { route as v4WorkspaceSize } from "./v4/workspaces/size.get";
 export { route as workspaceUpload } from "./uploads/put.put";

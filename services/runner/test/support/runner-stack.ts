@@ -155,7 +155,7 @@ export async function startRunnerStack(options: RunnerStackOptions = {}): Promis
       throw new Error(`session ${id} did not reach the expected state; last: ${JSON.stringify(last)}`);
     },
     async messages(id) {
-      return (await api.listMessages({ projectId: PROJECT, sessionId: id, limit: 100 })).messages;
+      return (await api.listMessages({ projectId: PROJECT, sessionId: id, limit: 100, latest: false })).messages;
     },
     async close() {
       api.close();

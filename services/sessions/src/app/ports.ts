@@ -73,6 +73,8 @@ export interface MessageCursor {
   after?: string;
   before?: string;
   limit: number;
+  /** Without `after` or `before`: the newest `limit` messages rather than the first ones (`hasMore`: older exist). */
+  latest?: boolean;
 }
 
 /** `complete`: the session has ended and this page reaches its last message (no more will come). */

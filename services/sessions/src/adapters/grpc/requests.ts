@@ -144,7 +144,7 @@ export function cursorOf(req: sessions.ListMessagesRequest): MessageCursor {
     const value = req[field];
     if (value !== undefined && !UUID.test(value)) throw invalid(["query", field], `${field} must be a message id`);
   }
-  return { after: req.after?.toLowerCase(), before: req.before?.toLowerCase(), limit };
+  return { after: req.after?.toLowerCase(), before: req.before?.toLowerCase(), limit, latest: req.latest };
 }
 
 /** A run's create request: the checks of a session's, for the fields a run has. */

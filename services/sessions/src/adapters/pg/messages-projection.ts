@@ -132,8 +132,9 @@ export function createMessageQueries(db: Kysely<SessionsDb>): MessageQueries {
     const before = cursor.before ? await positionOf(sessionId, cursor.before) : undefined;
     if (cursor.after && !after) return { unknownCursor: "after" as const };
     if (cursor.before && !before) return { unknownCursor: "before" as const };
-    // With only `before`, the page is the `limit` messages just before it: read backwards, then reverse.
-    const backwards = !!before && !after;
+    // With only `before`, the page is the `limit` messages just before it (with `latest` and no cursor, the last
+    // `limit`): read backwards, then reverse.
+    const backwards = !after && (!!before || !!cursor.latest);
     let query = db.selectFrom("session_messages").selectAll().where("session_id", "=", sessionId);
     if (after) {
       query = query.where(sql<boolean>`(sequence, position) > (${after.sequence}::bigint, ${after.position}::int)`);
@@ -161,7 +162,9 @@ export function createMessageQueries(db: Kysely<SessionsDb>): MessageQueries {
       hidden: r.hidden,
       createdAt: new Date(r.created_at),
     }));
-    return { messages, hasMore, complete: ended && !hasMore };
+    // Read forwards, the page reaches the last message when nothing follows; read backwards, when it ends at the last.
+    const reachesEnd = backwards ? !before : !hasMore;
+    return { messages, hasMore, complete: ended && reachesEnd };
   }
 
   return { list };

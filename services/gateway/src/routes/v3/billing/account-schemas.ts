@@ -28,6 +28,7 @@ export const AccountView = z
     planInfo: PlanInfo,
     isFreeTier: z.boolean(),
     projectId: Uuid,
+    tracingDisabled: z.boolean().describe("Always true: nothing of a run is sent to a third-party tracing service."),
     creditLimitUsd: DecimalString.nullable().describe("The project's credit limit; null = unlimited."),
     spentUsd: DecimalString.describe("What the project has been charged so far."),
   })

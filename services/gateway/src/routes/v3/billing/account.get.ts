@@ -34,6 +34,7 @@ export const route = defineRoute({
         },
         isFreeTier: false,
         projectId: project.projectId,
+        tracingDisabled: true,
         creditLimitUsd: credit.limitUsd ?? null,
         spentUsd: credit.spentUsd || "0",
       },

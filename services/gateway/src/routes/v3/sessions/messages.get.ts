@@ -19,7 +19,9 @@ export const route = defineRoute({
   auth: "api-key",
   operationId: "listSessionMessages",
   summary:
-    "The session's messages in chronological order, paged by message id. With `Accept: text/event-stream`: the " +
+    "The session's messages in chronological order, paged by message id: without a cursor the newest `limit` " +
+    "(hasMore: older ones exist; page back with `before`), with `after` the ones after it. With " +
+    "`Accept: text/event-stream`: the " +
     "messages after `after` pushed as Server-Sent Events as they are recorded (id = message id, event = its type, " +
     "data = the message), resumable with Last-Event-ID, ending once the session has ended and its last message went " +
     "out.",
@@ -35,13 +37,13 @@ export const route = defineRoute({
   responses: { 200: { description: "One page of messages", schema: MessageListResponse } },
   errors: [404],
   async handler({ params, query, project, signal, headers }, deps) {
-    const read = (after: string | undefined, before = query.before) =>
+    const read = (after: string | undefined, before: string | undefined, latest: boolean) =>
       deps.sessions.listMessages(
-        { projectId: project.projectId, sessionId: params.id, after, before, limit: query.limit },
+        { projectId: project.projectId, sessionId: params.id, after, before, limit: query.limit, latest },
         { signal },
       );
     if (!wantsEventStream(headers.accept)) {
-      const page = await read(query.after);
+      const page = await read(query.after, query.before, true);
       return {
         body: { messages: page.messages.map((m) => toMessageResponse(m, deps.urls.sign)), hasMore: page.hasMore },
       };
@@ -51,7 +53,8 @@ export const route = defineRoute({
       cursor: messageIdOf(headers["last-event-id"]) ?? query.after,
       cursorOf: (m: sessions.Message): string | undefined => m.id,
       read: async (after: string | undefined) => {
-        const page = await read(after, undefined);
+        // A stream starts at the beginning (or its cursor) and pushes everything after it.
+        const page = await read(after, undefined, false);
         return { items: page.messages, hasMore: page.hasMore, complete: page.complete };
       },
       signal,

@@ -1,1 +1,3 @@
-export { deleteWorkspaceRoute as route } from "../../v4/workspaces/workspace-routes";
+import { deleteWorkspaceRoute } from "../../v4/workspaces/workspace-routes";
+
+export const route = deleteWorkspaceRoute("v3");

@@ -1,1 +1,3 @@
-export { deleteFileRoute as route } from "../../v4/workspaces/workspace-routes";
+import { deleteFileRoute } from "../../v4/workspaces/workspace-routes";
+
+export const route = deleteFileRoute("v3");

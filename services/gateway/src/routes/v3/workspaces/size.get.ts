@@ -1,1 +1,3 @@
-export { workspaceSizeRoute as route } from "../../v4/workspaces/workspace-routes";
+import { workspaceSizeRoute } from "../../v4/workspaces/workspace-routes";
+
+export const route = workspaceSizeRoute("v3");

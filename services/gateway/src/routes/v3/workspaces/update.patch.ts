@@ -1,1 +1,3 @@
-export { updateWorkspaceRoute as route } from "../../v4/workspaces/workspace-routes";
+import { updateWorkspaceRoute } from "../../v4/workspaces/workspace-routes";
+
+export const route = updateWorkspaceRoute("v3");

@@ -87,6 +87,12 @@ export const BrowserSessionView = z
     browserCost: z.string().describe("Decimal string, USD."),
     agentSessionId: z.string().nullable(),
     recordingUrl: z.string().nullable(),
+    recordingAvailable: z
+      .boolean()
+      .describe(
+        "False once no recording can appear: it was not asked for, or the browser stopped 10 minutes ago without " +
+          "one. A client polling for recordingUrl stops then.",
+      ),
     metadata: z.record(z.string(), z.string()),
   })
   .meta({ id: "BrowserSessionView" });

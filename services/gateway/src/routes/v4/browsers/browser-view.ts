@@ -1,4 +1,5 @@
 import type { browserPool } from "@bas/proto";
+import { recordingAvailable } from "../../../domain/recording-available";
 
 const iso = (date: Date | undefined) => (date ?? new Date(0)).toISOString();
 const decimal = (value: string | undefined) => value || "0";
@@ -18,6 +19,7 @@ export function toBrowserSessionView(b: browserPool.Browser, sign: (ref: string)
     browserCost: decimal(b.browserCost),
     agentSessionId: b.agentSessionId ?? null,
     recordingUrl: b.recordingRef ? sign(b.recordingRef) : null,
+    recordingAvailable: recordingAvailable({ ...b, recorded: Boolean(b.settings?.record) }),
     metadata: b.metadata ?? {},
   };
 }

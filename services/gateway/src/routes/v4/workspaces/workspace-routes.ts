@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { InvalidArgumentError } from "@bas/errors";
 import type { GatewayDeps } from "../../../http/gateway-deps";
+import { HttpError } from "../../../http/http-error";
 import { defineRoute } from "../../../http/route";
 import { IdParams } from "../../../schemas/common";
 import {
@@ -134,8 +135,16 @@ async function presign(
   workspaceId: string,
   files: Upload[],
   signal: AbortSignal,
+  { allowOverrides = true } = {},
 ) {
   const prepared = await deps.workspaces.prepareUploads({ projectId, workspaceId, files }, { signal });
+  const replacing = prepared.files.filter((p) => p.willOverride).map((p) => p.path);
+  if (!allowOverrides && replacing.length) {
+    throw new HttpError(
+      409,
+      `The workspace already has ${replacing.join(", ")}; upload with allowOverrides true to replace, or delete first`,
+    );
+  }
   return prepared.files.map((p, i) => ({
     ...p,
     uploadUrl: deps.uploads.sign({ projectId, workspaceId, ...files[i], path: p.path }),
@@ -183,7 +192,7 @@ export const v4UploadRoute = defineRoute({
   tags,
   request: { params: IdParams, body: WorkspaceFileUploadRequest },
   responses: { 200: { description: "One upload URL per file", schema: WorkspaceFileUploadResponse } },
-  errors: [404, 413],
+  errors: [404, 409, 413],
   async handler({ params, body, project, signal }, deps) {
     const files = body.files.map((f) => ({
       path: `${V4_UPLOAD_FOLDER}${f.name}`,
@@ -191,7 +200,9 @@ export const v4UploadRoute = defineRoute({
       contentType: f.contentType,
       uploadId: randomUUID(),
     }));
-    const prepared = await presign(deps, project.projectId, params.id, files, signal);
+    const prepared = await presign(deps, project.projectId, params.id, files, signal, {
+      allowOverrides: body.allowOverrides,
+    });
     return {
       body: {
         files: prepared.map((p, i) => ({
@@ -232,75 +243,80 @@ export const listWorkspacesRoute = defineRoute({
   },
 });
 
-export const updateWorkspaceRoute = defineRoute({
-  method: "patch",
-  path: "/api/v3/workspaces/{id}",
-  auth: "api-key",
-  operationId: "updateWorkspaceV3",
-  summary: "Rename a workspace (null clears the name)",
-  tags,
-  request: { params: IdParams, body: WorkspaceUpdateRequest },
-  responses: { 200: { description: "The workspace", schema: WorkspaceView } },
-  errors: [404],
-  async handler({ params, body, project, signal }, deps) {
-    const updated = await deps.workspaces.updateWorkspace(
-      {
-        projectId: project.projectId,
-        workspaceId: params.id,
-        name: body.name ?? undefined,
-        fields: "name" in body ? ["name"] : [],
-      },
-      { signal },
-    );
-    return { body: toWorkspaceView(updated) };
-  },
-});
+export const updateWorkspaceRoute = (v: Version) =>
+  defineRoute({
+    method: "patch",
+    path: `/api/${v}/workspaces/{id}`,
+    auth: "api-key",
+    operationId: `updateWorkspace${suffix(v)}`,
+    summary: "Rename a workspace (null clears the name)",
+    tags,
+    request: { params: IdParams, body: WorkspaceUpdateRequest },
+    responses: { 200: { description: "The workspace", schema: v === "v4" ? WorkspaceInfo : WorkspaceView } },
+    errors: [404],
+    async handler({ params, body, project, signal }, deps) {
+      const updated = await deps.workspaces.updateWorkspace(
+        {
+          projectId: project.projectId,
+          workspaceId: params.id,
+          name: body.name ?? undefined,
+          fields: "name" in body ? ["name"] : [],
+        },
+        { signal },
+      );
+      return { body: viewOf(v)(updated) };
+    },
+  });
 
-export const deleteWorkspaceRoute = defineRoute({
-  method: "delete",
-  path: "/api/v3/workspaces/{id}",
-  auth: "api-key",
-  operationId: "deleteWorkspaceV3",
-  summary: "Delete a workspace and all its files",
-  tags,
-  request: { params: IdParams },
-  responses: { 204: { description: "Deleted" } },
-  errors: [404],
-  async handler({ params, project }, deps) {
-    await deps.workspaces.deleteWorkspace({ projectId: project.projectId, workspaceId: params.id });
-    return { status: 204 };
-  },
-});
+export const deleteWorkspaceRoute = (v: Version) =>
+  defineRoute({
+    method: "delete",
+    path: `/api/${v}/workspaces/{id}`,
+    auth: "api-key",
+    operationId: `deleteWorkspace${suffix(v)}`,
+    // The official v4 client calls this "archive"; here the workspace and its files go (a later read is a 404).
+    summary: "Delete a workspace and all its files",
+    tags,
+    request: { params: IdParams },
+    responses: { 204: { description: "Deleted" } },
+    errors: [404],
+    async handler({ params, project }, deps) {
+      await deps.workspaces.deleteWorkspace({ projectId: project.projectId, workspaceId: params.id });
+      return { status: 204 };
+    },
+  });
 
-export const deleteFileRoute = defineRoute({
-  method: "delete",
-  path: "/api/v3/workspaces/{id}/files",
-  auth: "api-key",
-  operationId: "deleteWorkspaceFileV3",
-  summary: "Delete one file of the workspace (a path with no file is not an error)",
-  tags,
-  request: { params: IdParams, query: FileDeleteQuery },
-  responses: { 204: { description: "Deleted" } },
-  errors: [404],
-  async handler({ params, query, project }, deps) {
-    await deps.workspaces.deleteFile({ projectId: project.projectId, workspaceId: params.id, path: query.path });
-    return { status: 204 };
-  },
-});
+export const deleteFileRoute = (v: Version) =>
+  defineRoute({
+    method: "delete",
+    path: `/api/${v}/workspaces/{id}/files`,
+    auth: "api-key",
+    operationId: `deleteWorkspaceFile${suffix(v)}`,
+    summary: "Delete one file of the workspace (a path with no file is not an error)",
+    tags,
+    request: { params: IdParams, query: FileDeleteQuery },
+    responses: { 204: { description: "Deleted" } },
+    errors: [404],
+    async handler({ params, query, project }, deps) {
+      await deps.workspaces.deleteFile({ projectId: project.projectId, workspaceId: params.id, path: query.path });
+      return { status: 204 };
+    },
+  });
 
-export const workspaceSizeRoute = defineRoute({
-  method: "get",
-  path: "/api/v3/workspaces/{id}/size",
-  auth: "api-key",
-  operationId: "getWorkspaceSizeV3",
-  summary: "How many bytes the workspace's files take, and its quota",
-  tags,
-  request: { params: IdParams },
-  responses: { 200: { description: "Usage and quota", schema: WorkspaceUsageView } },
-  errors: [404],
-  async handler({ params, project, signal }, deps) {
-    return {
-      body: await deps.workspaces.getUsage({ projectId: project.projectId, workspaceId: params.id }, { signal }),
-    };
-  },
-});
+export const workspaceSizeRoute = (v: Version) =>
+  defineRoute({
+    method: "get",
+    path: `/api/${v}/workspaces/{id}/size`,
+    auth: "api-key",
+    operationId: `getWorkspaceSize${suffix(v)}`,
+    summary: "How many bytes the workspace's files take, and its quota",
+    tags,
+    request: { params: IdParams },
+    responses: { 200: { description: "Usage and quota", schema: WorkspaceUsageView } },
+    errors: [404],
+    async handler({ params, project, signal }, deps) {
+      return {
+        body: await deps.workspaces.getUsage({ projectId: project.projectId, workspaceId: params.id }, { signal }),
+      };
+    },
+  });

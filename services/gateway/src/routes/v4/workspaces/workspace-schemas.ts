@@ -122,6 +122,10 @@ export const WorkspaceFileUploadRequest = z
       .array(z.object({ name: FileName, contentType: ContentType, size: Size }))
       .min(1)
       .max(10),
+    allowOverrides: z
+      .boolean()
+      .default(true)
+      .describe("When false, a 409 (and no upload URL) if any file would replace one the workspace has."),
   })
   .meta({ id: "WorkspaceFileUploadRequest" });
 

@@ -1,0 +1,3 @@
+import { deleteWorkspaceRoute } from "./workspace-routes";
+
+export const route = deleteWorkspaceRoute("v4");

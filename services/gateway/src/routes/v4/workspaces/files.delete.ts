@@ -1,0 +1,3 @@
+import { deleteFileRoute } from "./workspace-routes";
+
+export const route = deleteFileRoute("v4");

@@ -1,0 +1,3 @@
+import { workspaceSizeRoute } from "./workspace-routes";
+
+export const route = workspaceSizeRoute("v4");

@@ -1,0 +1,3 @@
+import { updateWorkspaceRoute } from "./workspace-routes";
+
+export const route = updateWorkspaceRoute("v4");
