@@ -31,11 +31,14 @@ export interface ProjectionRunnerDeps {
 }
 
 export interface ProjectionRunner {
-  /** The durable consumer it reads the stream with (its lag is a metric). */
-  readonly consumer: { stream: string; name: string };
+  /** The durable consumer it reads the stream with (its lag is a metric); its name changes with each rebuild. */
+  readonly consumer: { readonly stream: string; readonly name: string };
   start(): Promise<void>;
   stop(): Promise<void>;
-  /** Drops the projection's tables and replays the whole stream into fresh ones. */
+  /**
+   * Drops the projection's tables and replays the whole stream into fresh ones, also while another replica leads: that
+   * one's next batch finds the checkpoint of a newer generation, drops what it holds and starts over from it.
+   */
   rebuild(): Promise<void>;
   /** Last stream sequence applied (from Postgres, whichever replica applied it). */
   position(): Promise<number>;
@@ -47,6 +50,8 @@ export interface ProjectionRunner {
 
 const CHECKPOINTS = "projection_checkpoints";
 const MAX_BATCH = 256;
+/** How often a leader with nothing to apply looks whether the projection was rebuilt meanwhile. */
+const GENERATION_LOOK_MS = 5_000;
 const PULL_EXPIRES_MS = 5_000;
 /** How long a batch waits for the rest of an append whose first events arrived (they follow within milliseconds). */
 const COMMIT_TAIL_WAIT_MS = 2_000;
@@ -73,6 +78,9 @@ function inOrder(events: readonly StoredEvent[]): StoredEvent[] {
   return [...new Map(events.map((e) => [e.sequence, e])).values()].sort((a, b) => a.sequence - b.sequence);
 }
 
+/** A batch read for an older generation of the projection than the checkpoint's (a rebuild came in between). */
+class Superseded extends Error {}
+
 /**
  * Whether some append has only its first events in the batch. Appends of different aggregates interleave in the
  * stream (each publishes its events one by one), so each aggregate's last event in the batch is checked, not only
@@ -92,7 +100,11 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
   const projection = "react" in deps.projection ? reactorAsProjection(deps.projection) : deps.projection;
   const handles = new Set<string>(projection.canHandle);
   const stream = streams.events.stream;
-  const durable = `proj_${projection.name}`.replace(/[^a-zA-Z0-9_-]/g, "_");
+  // Each rebuild starts a generation with a consumer of its own, reading from the stream's start; generation 0 keeps
+  // the name consumers had before generations existed.
+  const durableOf = (generation: number) =>
+    `proj_${projection.name}${generation ? `_g${generation}` : ""}`.replace(/[^a-zA-Z0-9_-]/g, "_");
+  let generation = 0;
   // Checkpoints of two namespaces sharing a database must not collide.
   const checkpointName = `${streams.namespace}/${projection.name}`;
   let running: Promise<void> | undefined;
@@ -107,11 +119,43 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
       await sql`select pg_advisory_xact_lock(hashtext('projection-setup'))`.execute(trx);
       await sql`create table if not exists ${sql.table(CHECKPOINTS)} (
         name text primary key, sequence bigint not null)`.execute(trx);
+      await sql`alter table ${sql.table(CHECKPOINTS)} add column if not exists generation int not null default 0`.execute(
+        trx,
+      );
       await projection.setup(trx);
     });
   }
 
-  async function ensureConsumer() {
+  /** The checkpoint row, locked until the transaction ends when `trx` is given. */
+  async function checkpointRow(trx?: Kysely<any>) {
+    const query = (trx ?? db)
+      .selectFrom(CHECKPOINTS)
+      .select(["sequence", "generation"])
+      .where("name", "=", checkpointName);
+    const row = await (trx ? query.forUpdate() : query).executeTakeFirst();
+    return { sequence: Number(row?.sequence ?? 0), generation: Number(row?.generation ?? 0) };
+  }
+
+  /**
+   * Takes up the checkpoint's generation. A rebuilt one (generation > 0) that has applied nothing yet gets fresh
+   * tables first, under the checkpoint's lock, so a rebuild is one update of the checkpoint (`rebuild()`, or by hand:
+   * docs/operate.md). Then its consumer is made sure of, and the one before it goes.
+   */
+  async function takeUpGeneration() {
+    const checkpoint = await db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtext('projection-setup'))`.execute(trx);
+      const row = await checkpointRow(trx);
+      if (row.generation > 0 && row.sequence === 0) {
+        await projection.teardown(trx);
+        await projection.setup(trx);
+      }
+      return row;
+    });
+    // What this replica saw applied belonged to the tables of before.
+    if (checkpoint.generation !== generation) applied = checkpoint.sequence;
+    generation = checkpoint.generation;
+    if (generation > 0) await jsm.consumers.delete(stream, durableOf(generation - 1)).catch(() => undefined);
+    const durable = durableOf(generation);
     const config = {
       durable_name: durable,
       filter_subject: streams.events.ofType(projection.aggregateType),
@@ -129,44 +173,42 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
   }
 
   async function position(): Promise<number> {
-    const row = await db
-      .selectFrom(CHECKPOINTS)
-      .select("sequence")
-      .where("name", "=", checkpointName)
-      .executeTakeFirst();
-    return Number(row?.sequence ?? 0);
+    return (await checkpointRow()).sequence;
   }
 
   /** Applies a batch in one transaction; events at or below the checkpoint were applied before a crash: skipped. */
   async function applyBatch(events: StoredEvent[]): Promise<void> {
     await db.transaction().execute(async (trx) => {
-      const row = await trx
-        .selectFrom(CHECKPOINTS)
-        .select("sequence")
-        .where("name", "=", checkpointName)
-        .forUpdate()
-        .executeTakeFirst();
-      const checkpoint = Number(row?.sequence ?? 0);
-      const fresh = inOrder(events).filter((e) => e.sequence > checkpoint);
+      const checkpoint = await checkpointRow(trx);
+      if (checkpoint.generation !== generation) throw new Superseded();
+      const fresh = inOrder(events).filter((e) => e.sequence > checkpoint.sequence);
       if (fresh.length === 0) return;
       for (const event of fresh) if (handles.has(event.type)) await projection.apply(trx, event);
       const sequence = fresh[fresh.length - 1].sequence;
       await trx
         .insertInto(CHECKPOINTS)
-        .values({ name: checkpointName, sequence })
+        .values({ name: checkpointName, sequence, generation })
         .onConflict((oc) => oc.column("name").doUpdateSet({ sequence }))
         .execute();
     });
   }
 
   async function consume(): Promise<void> {
-    const consumer = await js.consumers.get(stream, durable);
+    await takeUpGeneration();
+    const consumer = await js.consumers.get(stream, durableOf(generation));
     // Short-lived pull requests: one left behind by a process that died is not waited on for long.
     const current = await consumer.consume({ max_messages: 512, expires: PULL_EXPIRES_MS });
     messages = current;
+    // A rebuild shows as a newer generation: a batch notices it, and so does this look while no event comes.
+    const watch = setInterval(() => {
+      checkpointRow()
+        .then((checkpoint) => checkpoint.generation !== generation && current.stop())
+        .catch(() => undefined);
+    }, GENERATION_LOOK_MS);
     try {
       await consumeFrom(current);
     } finally {
+      clearInterval(watch);
       // Also when stop() came while the subscription was being made: a subscription left open keeps its
       // heartbeat timer running after the connection is gone, and with it the process.
       current.stop();
@@ -218,7 +260,7 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
       try {
         await retry(() => applyBatch(events), {
           graceMs: Number.POSITIVE_INFINITY,
-          retryable: () => !stopped,
+          retryable: (err) => !stopped && !(err instanceof Superseded),
           initialDelayMs: 200,
           onRetry(err, { attempt }) {
             deps.log?.error(
@@ -229,7 +271,9 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
           },
         });
       } catch {
-        return; // stopped
+        // Stopped, or rebuilt meanwhile: what this consumer holds belongs to the old tables, and the next lead starts
+        // on the new ones.
+        return;
       }
       if (stopped) return;
       const ordered = inOrder(events);
@@ -266,7 +310,7 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
   async function start(): Promise<void> {
     if (!stopped) return;
     await setupTables();
-    await ensureConsumer();
+    await takeUpGeneration();
     applied = await position();
     stopped = false;
     running = leadAndConsume();
@@ -285,15 +329,21 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
   async function rebuild(): Promise<void> {
     const wasRunning = !stopped;
     await stop();
-    await jsm.consumers.delete(stream, durable).catch(() => undefined);
     await setupTables();
+    // Under the checkpoint's lock, which every batch takes first: a batch of the old generation either committed
+    // before this, or sees the new generation and is dropped.
     await db.transaction().execute(async (trx) => {
-      await projection.teardown(trx);
-      await trx.deleteFrom(CHECKPOINTS).where("name", "=", checkpointName).execute();
+      const { generation: current } = await checkpointRow(trx);
+      const next = { sequence: 0, generation: current + 1 };
+      await trx
+        .insertInto(CHECKPOINTS)
+        .values({ name: checkpointName, ...next })
+        .onConflict((oc) => oc.column("name").doUpdateSet(next))
+        .execute();
     });
     applied = 0;
     if (wasRunning) await start();
-    else await setupTables();
+    else await takeUpGeneration();
   }
 
   async function waitFor(sequence: number, timeoutMs = 5_000): Promise<void> {
@@ -325,5 +375,11 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
     if (last) await waitFor(last.seq, timeoutMs);
   }
 
-  return { consumer: { stream, name: durable }, start, stop, rebuild, position, waitFor, catchUp };
+  const consumer = {
+    stream,
+    get name() {
+      return durableOf(generation);
+    },
+  };
+  return { consumer, start, stop, rebuild, position, waitFor, catchUp };
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { createTestInfra, natsUrl, type TestInfra } from "@bas/testing";
+import { createTestInfra, eventually, natsUrl, type TestInfra } from "@bas/testing";
+import { sql } from "kysely";
 import { createNatsEventStore, createProjectionRunner, type EventStore, type ProjectionRunner } from "../src";
 import type { CounterEvent } from "./counter";
 import { counterProjection, snapshot } from "./counter-projection";
@@ -89,6 +90,56 @@ test("rebuilding from sequence zero gives identical tables", async () => {
   await r.waitFor(last, 20_000);
   expect(await snapshot(infra.db, "rebuild")).toEqual(before);
   expect(await r.position()).toBeGreaterThanOrEqual(last);
+});
+
+test("a rebuild on a standby replica while the leader holds events it has not applied gives the tables of a clean replay", async () => {
+  // The leader applies slowly, so that it has pulled far more events than it has applied when the rebuild comes.
+  let slow = true;
+  const counters = counterProjection("live");
+  const leader = runner("live", {
+    projection: {
+      ...counters,
+      async apply(trx, event) {
+        if (slow) await new Promise((r) => setTimeout(r, 5));
+        await counters.apply(trx, event);
+      },
+    },
+  });
+  await leader.start();
+  const standby = runner("live");
+  await standby.start();
+  const last = await appendHistory(400);
+  while ((await leader.position()) === 0) await new Promise((r) => setTimeout(r, 20));
+
+  await standby.rebuild();
+  slow = false;
+  await standby.waitFor(last, 30_000);
+  const clean = runner("live-clean");
+  await clean.start();
+  await clean.waitFor(last, 30_000);
+  expect(await snapshot(infra.db, "live")).toEqual(await snapshot(infra.db, "live-clean"));
+  // Only the new generation's consumer is left.
+  expect(standby.consumer.name).toBe("proj_counter-live_g1");
+  await expect(infra.jsm.consumers.info(infra.streams.events.stream, "proj_counter-live")).rejects.toThrow();
+});
+
+test("a rebuild by hand, one update of the checkpoint, is taken up by the running leader, also with no event coming", async () => {
+  const last = await appendHistory(30);
+  const r = runner("by-hand");
+  await r.start();
+  await r.waitFor(last, 20_000);
+  const before = await snapshot(infra.db, "by-hand");
+  // The table goes wrong (as after a bug in a projection): the rebuild sets it right from the events.
+  await sql`update ${sql.table("by-hand")} set total = -1`.execute(infra.db);
+  await sql`update projection_checkpoints set sequence = 0, generation = generation + 1
+    where name = ${`${infra.namespace}/counter-by-hand`}`.execute(infra.db);
+  await eventually(
+    async () => r.consumer.name,
+    (name) => name === "proj_counter-by-hand_g1",
+    20_000,
+  );
+  await r.waitFor(last, 20_000);
+  expect(await snapshot(infra.db, "by-hand")).toEqual(before);
 });
 
 test("only one of two replicas applies events, and the projection continues when that one stops", async () => {
