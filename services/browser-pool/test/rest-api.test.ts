@@ -33,6 +33,7 @@ const VIEW_FIELDS = [
   "browserCost",
   "agentSessionId",
   "recordingUrl",
+  "recordingAvailable",
   "metadata",
 ];
 

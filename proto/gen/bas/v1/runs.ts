@@ -58,6 +58,11 @@ export interface CreateRunRequest {
     | undefined;
   /** Files of the run's workspace the caller points the agent to: the ids their v4 uploads were given. */
   attachedFileIds: string[];
+  /**
+   * A temporary mailbox for a new conversation (the official `agentmail`): its agent is told the address and can read
+   * and wait for the mail that arrives. A follow-up turn keeps what its conversation was created with.
+   */
+  inbox: boolean;
 }
 
 export interface SecretBinding {
@@ -174,7 +179,11 @@ export interface Conversation {
   title?: string | undefined;
   status: string;
   createdAt: Date | undefined;
-  updatedAt: Date | undefined;
+  updatedAt:
+    | Date
+    | undefined;
+  /** The conversation's mailbox address, when it was created with one. */
+  inboxEmail?: string | undefined;
 }
 
 export interface ListConversationsRequest {
@@ -245,6 +254,7 @@ function createBaseCreateRunRequest(): CreateRunRequest {
     judge: undefined,
     modelParams: undefined,
     attachedFileIds: [],
+    inbox: false,
   };
 }
 
@@ -291,6 +301,9 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
     }
     for (const v of message.attachedFileIds) {
       writer.uint32(114).string(v!);
+    }
+    if (message.inbox !== false) {
+      writer.uint32(120).bool(message.inbox);
     }
     return writer;
   },
@@ -420,6 +433,14 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
             message.attachedFileIds.push(reader.string());
             continue;
           }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.inbox = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -488,6 +509,7 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
         : globalThis.Array.isArray(object?.attached_file_ids)
         ? object.attached_file_ids.map((e: any) => globalThis.String(e))
         : [],
+      inbox: isSet(object.inbox) ? globalThis.Boolean(object.inbox) : false,
     };
   },
 
@@ -535,6 +557,9 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
     if (message.attachedFileIds?.length) {
       obj.attachedFileIds = message.attachedFileIds;
     }
+    if (message.inbox !== false) {
+      obj.inbox = message.inbox;
+    }
     return obj;
   },
 
@@ -563,6 +588,7 @@ export const CreateRunRequest: MessageFns<CreateRunRequest> = {
       ? ModelParams.fromPartial(object.modelParams)
       : undefined;
     message.attachedFileIds = object.attachedFileIds?.map((e) => e) || [];
+    message.inbox = object.inbox ?? false;
     return message;
   },
 };
@@ -2096,6 +2122,7 @@ function createBaseConversation(): Conversation {
     status: "",
     createdAt: undefined,
     updatedAt: undefined,
+    inboxEmail: undefined,
   };
 }
 
@@ -2124,6 +2151,9 @@ export const Conversation: MessageFns<Conversation> = {
     }
     if (message.updatedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(66).fork()).join();
+    }
+    if (message.inboxEmail !== undefined) {
+      writer.uint32(74).string(message.inboxEmail);
     }
     return writer;
   },
@@ -2205,6 +2235,14 @@ export const Conversation: MessageFns<Conversation> = {
             message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.inboxEmail = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2247,6 +2285,11 @@ export const Conversation: MessageFns<Conversation> = {
         : isSet(object.updated_at)
         ? fromJsonTimestamp(object.updated_at)
         : undefined,
+      inboxEmail: isSet(object.inboxEmail)
+        ? globalThis.String(object.inboxEmail)
+        : isSet(object.inbox_email)
+        ? globalThis.String(object.inbox_email)
+        : undefined,
     };
   },
 
@@ -2276,6 +2319,9 @@ export const Conversation: MessageFns<Conversation> = {
     if (message.updatedAt !== undefined) {
       obj.updatedAt = message.updatedAt.toISOString();
     }
+    if (message.inboxEmail !== undefined) {
+      obj.inboxEmail = message.inboxEmail;
+    }
     return obj;
   },
 
@@ -2292,6 +2338,7 @@ export const Conversation: MessageFns<Conversation> = {
     message.status = object.status ?? "";
     message.createdAt = object.createdAt ?? undefined;
     message.updatedAt = object.updatedAt ?? undefined;
+    message.inboxEmail = object.inboxEmail ?? undefined;
     return message;
   },
 };

@@ -178,6 +178,8 @@ export interface ConversationRecord {
   status: RunStatus;
   createdAt: Date;
   updatedAt: Date;
+  /** The conversation's mailbox address (created with `agentmail`), or null. */
+  inboxEmail: string | null;
 }
 
 /** A page of a keyset-paged list, newest first; `nextCursor` is opaque to callers. */

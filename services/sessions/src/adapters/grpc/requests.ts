@@ -160,7 +160,6 @@ export function createRunInput(req: runs.CreateRunRequest): CreateRunInput {
     ...req,
     keepAlive: true,
     codeMode: false,
-    inbox: false,
     sensitiveData: {},
     outputSchema: undefined,
   });

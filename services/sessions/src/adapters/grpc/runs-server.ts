@@ -43,7 +43,12 @@ function toProtoMessage(sessionId: string, m: QueuedMessage): runs.QueuedMessage
 }
 
 function toProtoConversation(c: ConversationRecord): runs.Conversation {
-  return { ...c, workspaceId: c.workspaceId ?? undefined, title: c.title ?? undefined };
+  return {
+    ...c,
+    workspaceId: c.workspaceId ?? undefined,
+    title: c.title ?? undefined,
+    inboxEmail: c.inboxEmail ?? undefined,
+  };
 }
 
 const cursorOf = (cursor: string | undefined) => (cursor ? cursor : null);

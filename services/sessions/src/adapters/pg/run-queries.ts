@@ -205,6 +205,7 @@ export function createRunQueries(db: Kysely<SessionsDb>, options: RunQueriesOpti
         "s.latest_run_id",
         "s.created_at",
         "s.updated_at",
+        "s.inbox_email",
         "r.task",
         "r.title",
         "r.updated_at as run_updated_at",
@@ -222,6 +223,7 @@ export function createRunQueries(db: Kysely<SessionsDb>, options: RunQueriesOpti
       status: shown({ ...row, updated_at: row.run_updated_at }),
       createdAt: new Date(row.created_at),
       updatedAt: new Date(row.updated_at),
+      inboxEmail: row.inbox_email,
     };
     return record;
   }

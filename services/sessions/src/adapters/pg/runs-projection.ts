@@ -36,6 +36,7 @@ export function runsProjection(): Projection<SessionsDb, SessionEvent> {
         latest_run_id text,
         created_at timestamptz not null,
         updated_at timestamptz not null)`.execute(db);
+      await sql`alter table v4_sessions add column if not exists inbox_email text`.execute(db);
       await sql`create index if not exists v4_sessions_by_project
         on v4_sessions (project_id, created_at desc, session_id desc)`.execute(db);
       await sql`create table if not exists v4_runs (
@@ -86,6 +87,7 @@ export function runsProjection(): Projection<SessionsDb, SessionEvent> {
             latest_run_id: null,
             created_at: event.occurredAt,
             updated_at: event.occurredAt,
+            inbox_email: event.data.inboxEmail ?? null,
           })
           .onConflict((oc) => oc.column("session_id").doNothing())
           .execute();

@@ -106,6 +106,7 @@ export interface SessionsDb {
     latest_run_id: string | null;
     created_at: Timestamp;
     updated_at: Timestamp;
+    inbox_email: string | null;
   };
   /** One row per v4 run (a v4 session's task; same id). */
   v4_runs: {

@@ -75,6 +75,7 @@ export const route = defineRoute({
           allowedDomains: b.allowedDomains,
         })),
         attachedFileIds: body.attachedFileIds ?? [],
+        inbox: body.agentmail,
       },
       // A caller that went away is told nothing: the sessions service then creates nothing either.
       { signal },

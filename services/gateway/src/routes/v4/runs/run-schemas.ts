@@ -130,6 +130,13 @@ function build(models: ModelCatalog) {
             "gave, once their files are uploaded. The agent is told their paths and reads them with its file tools.",
         ),
       judge: RunJudgeSettings.nullable().optional(),
+      agentmail: z
+        .boolean()
+        .default(false)
+        .describe(
+          "Give a new conversation a temporary email address: its agent is told it and can read and wait for the " +
+            "mail that arrives (a sign-up's code, say). The session's agentmailEmail shows it.",
+        ),
     })
     .superRefine((body, ctx) => {
       const seen = new Set<string>();
@@ -257,6 +264,7 @@ export const SessionInfo = z
     status: RunStatusEnum,
     createdAt: DateTime,
     updatedAt: DateTime,
+    agentmailEmail: z.string().nullable().describe("Its mailbox address, when it was created with agentmail."),
   })
   .meta({ id: "SessionInfo" });
 

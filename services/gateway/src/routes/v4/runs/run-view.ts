@@ -1,3 +1,4 @@
+import { posix } from "node:path";
 import type { runs } from "@bas/proto";
 import type { z } from "zod";
 import type { RunAttachmentsResponse, RunSummary, SessionInfo } from "./run-schemas";
@@ -34,7 +35,7 @@ export function toRunAttachments(r: runs.Run): z.input<typeof RunAttachmentsResp
   return {
     attachments: r.attachments.map((a) => ({
       id: a.id,
-      name: a.path.slice(a.path.lastIndexOf("/") + 1),
+      name: posix.basename(a.path),
       contentType: a.contentType,
       sizeBytes: a.size,
       status: "uploaded" as const,
@@ -54,5 +55,6 @@ export function toSessionInfo(c: runs.Conversation): z.input<typeof SessionInfo>
     status: c.status as z.input<typeof SessionInfo>["status"],
     createdAt: iso(c.createdAt),
     updatedAt: iso(c.updatedAt),
+    agentmailEmail: c.inboxEmail ?? null,
   };
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { posix } from "node:path";
 import { InvalidArgumentError } from "@bas/errors";
 import type { GatewayDeps } from "../../../http/gateway-deps";
 import { HttpError } from "../../../http/http-error";
@@ -118,7 +119,7 @@ export const listFilesRoute = (v: Version) =>
 
 /** The name a browser saves a file under (its path's last segment), when the caller asked for that. */
 const saveAs = (path: string, disposition: "attachment" | undefined) =>
-  disposition === "attachment" ? path.slice(path.lastIndexOf("/") + 1) : undefined;
+  disposition === "attachment" ? posix.basename(path) : undefined;
 
 interface Upload {
   path: string;
