@@ -3,7 +3,7 @@ import { HttpError } from "./http-error";
 import type { AuthenticatedProject } from "./route";
 
 /** Where callers send their key: ours, and the one the official Browser Use clients send (so they work unchanged). */
-export const API_KEY_HEADERS = ["x-service-api-key", "x-browser-use-api-key"] as const;
+const API_KEY_HEADERS = ["x-service-api-key", "x-browser-use-api-key"] as const;
 
 type Headers = Record<string, string | string[] | undefined>;
 
