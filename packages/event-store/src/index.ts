@@ -9,4 +9,4 @@ export { fold, type CommandContext, type Decider } from "./decider";
 export { handleCommand, type Handled, type HandleOptions } from "./command-handler";
 export { type EventConsumer, type Projection, type Reactor, reactorAsProjection } from "./projection";
 export { createProjectionRunner, type ProjectionRunner, type ProjectionRunnerDeps } from "./projection-runner";
-export { createDb, lockUntilCommit, migrate } from "./postgres";
+export { createDb, createPool, lockUntilCommit, migrate } from "./postgres";

@@ -5,10 +5,17 @@ import { Pool } from "pg";
  * A kysely instance over a pg pool. With `connectionTimeoutMs`, a query that cannot get a connection in that time
  * fails (pg's "timeout exceeded when trying to connect") instead of waiting for one forever.
  */
-export function createDb<DB>(
-  connectionString: string,
-  options: { max?: number; connectionTimeoutMs?: number } = {},
-): Kysely<DB> {
+export function createDb<DB>(connectionString: string, options: PoolOptions = {}): Kysely<DB> {
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool: createPool(connectionString, options) }) });
+}
+
+export interface PoolOptions {
+  max?: number;
+  connectionTimeoutMs?: number;
+}
+
+/** A pg pool (for what takes one, not kysely) whose dropped connections fail their queries, not the process. */
+export function createPool(connectionString: string, options: PoolOptions = {}): Pool {
   const pool = new Pool({
     connectionString,
     max: options.max ?? 10,
@@ -19,7 +26,7 @@ export function createDb<DB>(
   // a lock holder) reports it on itself, and its pending query fails on its own.
   pool.on("error", () => undefined);
   pool.on("connect", (client) => client.on("error", () => undefined));
-  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return pool;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { type BlobStore, createBlobUrlSigner, createNatsBlobStore, createUploadUrlSigner } from "@bas/blobs";
-import { createDb, createNatsEventStore, ensureStreams, migrate, streamNames } from "@bas/event-store";
+import { createDb, createNatsEventStore, createPool, ensureStreams, migrate, streamNames } from "@bas/event-store";
 import { loadModelCatalog } from "@bas/models";
 import { gateway, SESSION_CHANGE_KINDS, type sessions } from "@bas/proto";
 import {
@@ -172,9 +172,13 @@ export function startGatewayService(
       },
       log,
     };
+    const rateLimitPool = createPool(config.DATABASE_URL, { max: 4 });
+    cleanup.defer(() => rateLimitPool.end());
     const rateLimit = createProjectRateLimit({
       requests: config.RATE_LIMIT_REQUESTS,
       windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
+      pool: rateLimitPool,
+      namespace: config.NAMESPACE,
     });
     http.handle(
       createHttpApp(ROUTES, deps, {

@@ -1,10 +1,18 @@
-import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import type { Pool } from "pg";
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
 import { HttpError } from "./http-error";
 
 export interface RateLimitOptions {
   /** Requests a project may make per window; 0 turns the limit off. */
   requests: number;
   windowSeconds: number;
+  /**
+   * Where the counts are kept, shared by every gateway replica on the database, so a project gets its limit once and
+   * not once per replica. While Postgres cannot be reached, each replica counts in its own memory instead.
+   */
+  pool: Pool;
+  /** Keeps the counts of namespaces sharing a database apart. */
+  namespace: string;
 }
 
 export interface ProjectRateLimit {
@@ -12,14 +20,17 @@ export interface ProjectRateLimit {
   admit(projectId: string): Promise<void>;
 }
 
-/**
- * Requests per project and window, counted in this gateway's memory: with N replicas behind a load balancer a project
- * gets up to N times the limit, so set it per replica. Memory-only on purpose: a shared store would put a round trip
- * on every request, and the per-project session and browser limits (enforced by their services) are exact anyway.
- */
 export function createProjectRateLimit(options: RateLimitOptions): ProjectRateLimit {
   if (options.requests <= 0) return { admit: async () => {} };
-  const limiter = new RateLimiterMemory({ points: options.requests, duration: options.windowSeconds });
+  const limits = { points: options.requests, duration: options.windowSeconds, keyPrefix: options.namespace };
+  const limiter = new RateLimiterPostgres({
+    ...limits,
+    storeClient: options.pool,
+    tableName: "gateway_rate_limits",
+    // The gateway's migrations made it.
+    tableCreated: true,
+    insuranceLimiter: new RateLimiterMemory(limits),
+  });
   const described = `${options.requests} requests per ${options.windowSeconds} s`;
   return {
     async admit(projectId) {

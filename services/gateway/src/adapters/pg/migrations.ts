@@ -28,4 +28,16 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // The requests of each project's current window, counted by every replica (rate-limiter-flexible's table, in the
+  // shape it expects: made here so that replicas starting together do not race to create it).
+  "0002_rate_limits": {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable("gateway_rate_limits")
+        .addColumn("key", "varchar(255)", (c) => c.primaryKey())
+        .addColumn("points", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("expire", "bigint")
+        .execute();
+    },
+  },
 };
