@@ -116,26 +116,14 @@ test("a v4 run with agentmail: its conversation gets an address, its agent is to
   expect(created.status).toBe(200);
   const conversation = await stack.request("GET", `/api/v4/sessions/${created.body.sessionId}`);
   expect(conversation.body.agentmailEmail).toMatch(new RegExp(`^${ADDRESS.source}$`));
-  const run = await finishedRun(created.body.id);
+  const run = await stack.runEnded(created.body.id);
   expect(run).toMatchObject({ status: "completed", result: "Code 424242" });
   expect(promptText(llm.requests("gpt-4.1")[0])).toContain(conversation.body.agentmailEmail);
 
   // Without it, a conversation has no address and its agent no mail tools.
   llm.script("gpt-4.1-mini", [toolCallReply("done", { success: true, text: "ok" })]);
   const plain = await stack.request("POST", "/api/v4/runs", { task: "Say ok.", model: "gpt-4.1-mini" });
-  expect((await finishedRun(plain.body.id)).status).toBe("completed");
+  expect((await stack.runEnded(plain.body.id)).status).toBe("completed");
   expect((await stack.request("GET", `/api/v4/sessions/${plain.body.sessionId}`)).body.agentmailEmail).toBeNull();
   expect(offeredTools(llm.requests("gpt-4.1-mini")[0])).not.toContain("wait_for_email");
 });
-
-/** Polls the run's status until it has ended; then the whole run. */
-async function finishedRun(runId: string) {
-  for (let tries = 0; tries < 600; tries++) {
-    const { body } = await stack.request("GET", `/api/v4/runs/${runId}/status`);
-    if (["completed", "failed", "cancelled"].includes(body.status)) {
-      return (await stack.request("GET", `/api/v4/runs/${runId}`)).body;
-    }
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  throw new Error(`run ${runId} did not end`);
-}

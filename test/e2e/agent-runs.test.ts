@@ -28,18 +28,7 @@ afterAll(async () => {
   await callersProxy?.close();
 });
 
-const TERMINAL = ["completed", "failed", "cancelled"];
-
-/** Polls the cheap status endpoint until the run has ended, as the official client does; then the whole run. */
-async function finished(runId: string, timeoutMs = 45_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await stack.request("GET", `/api/v4/runs/${runId}/status`);
-    if (TERMINAL.includes(body.status)) return (await stack.request("GET", `/api/v4/runs/${runId}`)).body;
-    if (Date.now() > deadline) throw new Error(`run ${runId} is still ${body.status}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+const finished = (runId: string, timeoutMs?: number) => stack.runEnded(runId, timeoutMs);
 
 /** What billing's ledger of a run charged (the default project's). */
 async function billed(runId: string): Promise<{ input: number; output: number; cost: string }> {

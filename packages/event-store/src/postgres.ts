@@ -2,11 +2,13 @@ import { Kysely, type Migration, Migrator, PostgresDialect, sql, type Transactio
 import { Pool } from "pg";
 
 /**
- * A kysely instance over a pg pool. With `connectionTimeoutMs`, a query that cannot get a connection in that time
- * fails (pg's "timeout exceeded when trying to connect") instead of waiting for one forever.
+ * A kysely instance over a pg pool: a new one, or one it shares with what takes a pool (destroying the instance ends
+ * it). With `connectionTimeoutMs`, a query that cannot get a connection in that time fails (pg's "timeout exceeded
+ * when trying to connect") instead of waiting for one forever.
  */
-export function createDb<DB>(connectionString: string, options: PoolOptions = {}): Kysely<DB> {
-  return new Kysely<DB>({ dialect: new PostgresDialect({ pool: createPool(connectionString, options) }) });
+export function createDb<DB>(connection: string | Pool, options: PoolOptions = {}): Kysely<DB> {
+  const pool = typeof connection === "string" ? createPool(connection, options) : connection;
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
 
 export interface PoolOptions {
@@ -14,7 +16,7 @@ export interface PoolOptions {
   connectionTimeoutMs?: number;
 }
 
-/** A pg pool (for what takes one, not kysely) whose dropped connections fail their queries, not the process. */
+/** A pg pool whose dropped connections fail their queries, not the process. */
 export function createPool(connectionString: string, options: PoolOptions = {}): Pool {
   const pool = new Pool({
     connectionString,

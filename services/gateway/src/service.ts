@@ -70,7 +70,9 @@ export function startGatewayService(
     const streams = streamNames(config.NAMESPACE);
     await ensureStreams(nats.jsm, streams, config.NATS_REPLICAS);
     const eventStore = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams });
-    const db = createDb<GatewayDatabase>(config.DATABASE_URL);
+    // One pool for the gateway's queries and the rate limit's counts (rate-limiter-flexible takes a pg pool).
+    const pool = createPool(config.DATABASE_URL);
+    const db = createDb<GatewayDatabase>(pool);
     cleanup.defer(() => db.destroy());
     await migrate(db, "gateway", migrations);
 
@@ -172,12 +174,10 @@ export function startGatewayService(
       },
       log,
     };
-    const rateLimitPool = createPool(config.DATABASE_URL, { max: 4 });
-    cleanup.defer(() => rateLimitPool.end());
     const rateLimit = createProjectRateLimit({
       requests: config.RATE_LIMIT_REQUESTS,
       windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
-      pool: rateLimitPool,
+      pool,
       namespace: config.NAMESPACE,
     });
     http.handle(

@@ -48,6 +48,8 @@ export interface AgentStack {
   newProjectKey(): Promise<string>;
   /** Polls GET /api/v3/sessions/{id} until `done` holds (every `intervalMs`, default 150). */
   waitFor(id: string, done: (session: any) => boolean, timeoutMs?: number, intervalMs?: number): Promise<any>;
+  /** Polls a v4 run's cheap status until it has ended, as the official client does; then the whole run. */
+  runEnded(runId: string, timeoutMs?: number): Promise<any>;
   /** With `sessionsProcess`: kill -9 the sessions service, and start it again on the same port. */
   sessions?: { kill(): Promise<void>; restart(): Promise<void> };
   close(): Promise<void>;
@@ -224,6 +226,17 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
           await sleep(intervalMs);
         }
         throw new Error(`session ${id} did not reach the expected state; last: ${JSON.stringify(last)}`);
+      },
+      async runEnded(runId, timeoutMs = 45_000) {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const { body } = await request("GET", `/api/v4/runs/${runId}/status`);
+          if (["completed", "failed", "cancelled"].includes(body.status)) {
+            return (await request("GET", `/api/v4/runs/${runId}`)).body;
+          }
+          if (Date.now() > deadline) throw new Error(`run ${runId} is still ${body.status}`);
+          await sleep(150);
+        }
       },
       ...(options.sessionsProcess
         ? {
