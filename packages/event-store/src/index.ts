@@ -10,3 +10,4 @@ export { handleCommand, type Handled, type HandleOptions } from "./command-handl
 export { type EventConsumer, type Projection, type Reactor, reactorAsProjection } from "./projection";
 export { createProjectionRunner, type ProjectionRunner, type ProjectionRunnerDeps } from "./projection-runner";
 export { createDb, createPool, lockUntilCommit, migrate } from "./postgres";
+export { type Leadership, runAsLeader } from "./leader";

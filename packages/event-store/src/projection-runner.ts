@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import {
   AckPolicy,
   type ConsumerMessages,
@@ -7,14 +6,17 @@ import {
   type JetStreamClient,
   type JetStreamManager,
 } from "@nats-io/jetstream";
-import { nanos } from "@nats-io/transport-node";
+import { nanos, type NatsConnection } from "@nats-io/transport-node";
 import { retry } from "@bas/service-kit/retry";
 import { type Kysely, sql } from "kysely";
 import type { StoredEvent } from "./envelope";
+import { runAsLeader } from "./leader";
 import { type EventConsumer, reactorAsProjection } from "./projection";
 import type { StreamNames } from "./streams";
 
 export interface ProjectionRunnerDeps {
+  /** The connection `js` and `jsm` use: a replica cut off from it gives up the lead. */
+  nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
   db: Kysely<any>;
@@ -93,7 +95,8 @@ const endsMidCommit = (events: readonly StoredEvent[]) => {
 
 /**
  * Feeds one projection from a durable JetStream consumer. Only one replica applies events at a time (a Postgres
- * advisory lock per projection); others stand by and take over when its connection goes away.
+ * advisory lock per projection); others stand by and take over when its Postgres connection goes away, or when it is
+ * cut off from NATS.
  */
 export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRunner {
   const { js, jsm, db, streams } = deps;
@@ -111,6 +114,8 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
   let stopped = true;
   let messages: ConsumerMessages | undefined;
   let applied = 0;
+  /** Whether this replica holds the lead, and so applies events itself. */
+  let leading = false;
   const waiters = new Set<() => void>();
 
   /** Creates the checkpoint table and the projection's tables; replicas starting together take turns. */
@@ -118,10 +123,16 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
     await db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(hashtext('projection-setup'))`.execute(trx);
       await sql`create table if not exists ${sql.table(CHECKPOINTS)} (
-        name text primary key, sequence bigint not null)`.execute(trx);
-      await sql`alter table ${sql.table(CHECKPOINTS)} add column if not exists generation int not null default 0`.execute(
+        name text primary key, sequence bigint not null, generation int not null default 0)`.execute(trx);
+      // A table made before generations lacks the column. Looked up first: an alter takes the table's exclusive lock
+      // even when it changes nothing, and every replica's reads of every checkpoint would queue behind it.
+      const { rows } = await sql`select 1 from information_schema.columns
+        where table_schema = current_schema() and table_name = ${CHECKPOINTS} and column_name = 'generation'`.execute(
         trx,
       );
+      if (rows.length === 0) {
+        await sql`alter table ${sql.table(CHECKPOINTS)} add column generation int not null default 0`.execute(trx);
+      }
       await projection.setup(trx);
     });
   }
@@ -193,7 +204,7 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
     });
   }
 
-  async function consume(): Promise<void> {
+  async function consume(cutOff: AbortSignal): Promise<void> {
     await takeUpGeneration();
     const consumer = await js.consumers.get(stream, durableOf(generation));
     // Short-lived pull requests: one left behind by a process that died is not waited on for long.
@@ -205,10 +216,21 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
         .then((checkpoint) => checkpoint.generation !== generation && current.stop())
         .catch(() => undefined);
     }, GENERATION_LOOK_MS);
+    // Cut off from NATS, it would apply nothing until it is back, and every read that waits for the read model would
+    // wait as long.
+    const giveUpLead = () => {
+      deps.log?.info({ projection: projection.name }, "cut off from NATS: another replica takes the lead");
+      current.stop();
+    };
+    cutOff.addEventListener("abort", giveUpLead);
+    if (cutOff.aborted) giveUpLead();
+    leading = true;
     try {
       await consumeFrom(current);
     } finally {
       clearInterval(watch);
+      cutOff.removeEventListener("abort", giveUpLead);
+      leading = false;
       // Also when stop() came while the subscription was being made: a subscription left open keeps its
       // heartbeat timer running after the connection is gone, and with it the process.
       current.stop();
@@ -285,35 +307,20 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
     }
   }
 
-  async function leadAndConsume(): Promise<void> {
-    const lockKey = `projection:${streams.namespace}:${projection.name}`;
-    while (!stopped) {
-      try {
-        await db.connection().execute(async (conn) => {
-          const { rows } = await sql<{
-            locked: boolean;
-          }>`select pg_try_advisory_lock(hashtext(${lockKey})) as locked`.execute(conn);
-          if (!rows[0]?.locked) return;
-          try {
-            await consume();
-          } finally {
-            await sql`select pg_advisory_unlock(hashtext(${lockKey}))`.execute(conn).catch(() => undefined);
-          }
-        });
-      } catch (err) {
-        if (!stopped) deps.log?.error({ err, projection: projection.name }, "projection consumer failed; restarting");
-      }
-      if (!stopped) await sleep(500);
-    }
-  }
-
   async function start(): Promise<void> {
     if (!stopped) return;
     await setupTables();
     await takeUpGeneration();
     applied = await position();
     stopped = false;
-    running = leadAndConsume();
+    running = runAsLeader({
+      db,
+      nc: deps.nc,
+      key: `projection:${streams.namespace}:${projection.name}`,
+      isStopped: () => stopped,
+      lead: ({ cutOff }) => consume(cutOff),
+      onError: (err) => deps.log?.error({ err, projection: projection.name }, "projection consumer failed; restarting"),
+    });
   }
 
   async function stop(): Promise<void> {
@@ -348,12 +355,13 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
 
   async function waitFor(sequence: number, timeoutMs = 5_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (applied < sequence) {
+    // What the leader applied itself is known; on a standby, what it saw before may be of the tables before a rebuild.
+    while (!leading || applied < sequence) {
       // Another replica may be the one applying: the checkpoint in Postgres is the truth.
       // Read the checkpoint first: `applied` may move on while the query runs, and must not be overwritten with
       // the value it had before (that lost wake-up cost a full poll interval).
       const checkpoint = await position();
-      applied = Math.max(applied, checkpoint);
+      applied = leading ? Math.max(applied, checkpoint) : checkpoint;
       if (applied >= sequence) return;
       if (Date.now() >= deadline) throw new Error(`projection ${projection.name} did not reach ${sequence} in time`);
       await new Promise<void>((resolve) => {

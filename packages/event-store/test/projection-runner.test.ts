@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { createTestInfra, eventually, natsUrl, type TestInfra } from "@bas/testing";
+import { createTestInfra, eventually, natsUrl, startSeverableLink, type TestInfra } from "@bas/testing";
 import { sql } from "kysely";
 import { createNatsEventStore, createProjectionRunner, type EventStore, type ProjectionRunner } from "../src";
 import type { CounterEvent } from "./counter";
@@ -15,8 +15,10 @@ beforeAll(async () => {
   infra = await createTestInfra();
   store = createNatsEventStore(infra);
 });
+const closeAfterTest: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await Promise.all(runners.splice(0).map((r) => r.stop()));
+  for (const close of closeAfterTest.splice(0)) await close();
 });
 afterAll(() => infra.close());
 
@@ -41,6 +43,31 @@ function runner(table: string, extra: Partial<Parameters<typeof createProjection
   return r;
 }
 
+/** A replica that reaches NATS through a link the test cuts and restores. */
+async function replicaBehindLink(table: string) {
+  const nats = new URL(natsUrl());
+  const link = await startSeverableLink({ host: nats.hostname, port: Number(nats.port) });
+  const nc = await connect({ servers: link.address, reconnectTimeWait: 100, maxReconnectAttempts: -1 });
+  closeAfterTest.push(async () => {
+    await nc.close();
+    await link.close();
+  });
+  return {
+    replica: runner(table, { nc, js: jetstream(nc), jsm: await jetstreamManager(nc) }),
+    cut: () => link.cut(),
+    /** Resolves once the replica is connected again. */
+    async restore() {
+      link.restore();
+      const connected = () =>
+        nc.flush().then(
+          () => true,
+          () => false,
+        );
+      await eventually(connected, Boolean, 10_000);
+    },
+  };
+}
+
 test("a projection killed between applying and acking, then restarted, matches a clean replay with no duplicate effect", async () => {
   const last = await appendHistory(30);
 
@@ -48,6 +75,7 @@ test("a projection killed between applying and acking, then restarted, matches a
   const doomed = await connect({ servers: natsUrl() });
   let crashed = false;
   const crashing = createProjectionRunner({
+    nc: doomed,
     js: jetstream(doomed),
     jsm: await jetstreamManager(doomed),
     db: infra.db,
@@ -213,6 +241,78 @@ test("bursts are applied at once, also the one during which the consumer asks th
     expect((await snapshot(own.db, "bursts")).history).toHaveLength(320);
   } finally {
     await r.stop();
+    await own.close();
+  }
+});
+
+test("a leader cut off from NATS gives up the lead: a replica that reaches NATS applies the events meanwhile", async () => {
+  const { replica: cutOff, cut, restore } = await replicaBehindLink("cut-off");
+  await cutOff.start();
+  await cutOff.waitFor(await appendHistory(5), 20_000);
+  const other = runner("cut-off");
+  await other.start();
+
+  cut();
+  // Without giving up the lead, the cut-off replica keeps it (its Postgres connection is fine) and nothing is applied
+  // until it is back.
+  await other.waitFor(await appendHistory(5), 20_000);
+
+  // Back on NATS, it stands by, and leads again once the other stops.
+  await restore();
+  await other.stop();
+  await cutOff.waitFor(await appendHistory(5), 20_000);
+  const tables = await snapshot(infra.db, "cut-off");
+  expect(new Set(tables.history.map((h: any) => String(h.sequence))).size).toBe(tables.history.length);
+}, 60_000);
+
+test("a replica that led before and stands by now waits for a rebuild elsewhere: what it applied is of the old tables", async () => {
+  const { replica: former, cut, restore } = await replicaBehindLink("former");
+  await former.start();
+  const last = await appendHistory(20);
+  await former.waitFor(last, 20_000);
+  const before = await snapshot(infra.db, "former");
+  // The lead moves to the other replica (cut off, then back, the former leader stands by).
+  const other = runner("former");
+  await other.start();
+  cut();
+  await other.waitFor(await appendHistory(1), 20_000);
+  await restore();
+
+  // The table goes wrong and is rebuilt by hand; the leader replays it.
+  await sql`update ${sql.table("former")} set total = -1`.execute(infra.db);
+  await sql`update projection_checkpoints set sequence = 0, generation = generation + 1
+    where name = ${`${infra.namespace}/counter-former`}`.execute(infra.db);
+  await former.waitFor(last, 20_000);
+  const rebuilt = await snapshot(infra.db, "former");
+  expect(rebuilt.rows.filter((row: any) => row.total === -1)).toEqual([]);
+  expect(rebuilt.history.slice(0, before.history.length)).toEqual(before.history);
+}, 60_000);
+
+test("a checkpoint table from before generations gains the column in place: the projection goes on from its checkpoint", async () => {
+  const own = await createTestInfra();
+  try {
+    const ownStore = createNatsEventStore(own);
+    const id = randomUUID();
+    const first = await ownStore.append({ type: "counter", id }, [{ type: "Incremented", data: { by: 1 } }], 0);
+    // As a release before generations left it: its table, its checkpoint, its consumer's name.
+    await sql`create table projection_checkpoints (name text primary key, sequence bigint not null)`.execute(own.db);
+    await sql`insert into projection_checkpoints values (${`${own.namespace}/counter-upgraded`}, ${first.version})`.execute(
+      own.db,
+    );
+    const r = createProjectionRunner({ ...own, projection: counterProjection("upgraded"), ackWaitMs: 1_000 });
+    try {
+      await r.start();
+      expect(r.consumer.name).toBe("proj_counter-upgraded");
+      const second = await ownStore.append({ type: "counter", id }, [{ type: "Incremented", data: { by: 2 } }], 1);
+      await r.waitFor(second.version, 20_000);
+      // Only the event after the checkpoint was applied.
+      expect((await snapshot(own.db, "upgraded")).history.map((h: any) => Number(h.sequence))).toEqual([
+        second.version,
+      ]);
+    } finally {
+      await r.stop();
+    }
+  } finally {
     await own.close();
   }
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { natsUrl, startSeverableLink } from "@bas/testing";
 import { type BillingHarness, drained, ledgerEvents, publishUsage, startBilling } from "./support";
 
 const PRICE_TABLE = JSON.stringify({ models: { "svc-max": { inputPerMillionUsd: "2", outputPerMillionUsd: "10" } } });
@@ -12,6 +13,10 @@ beforeAll(async () => {
   h = await startBilling({ PRICE_TABLE }, { usageAckWaitMs: 120_000 });
 });
 afterAll(() => h.close());
+
+/** The charges a ledger recorded, in order. */
+const chargesOf = async (type: string, id: string) =>
+  (await ledgerEvents(h.infra, type, id)).filter((e) => e.type === "ChargeRecorded");
 
 test("facts a crashed billing received but never acknowledged are charged, in order, once billing is back", async () => {
   await h.stop();
@@ -33,7 +38,7 @@ test("facts a crashed billing received but never acknowledged are charged, in or
     inputTokens: 20_000,
     totalCostUsd: "0.06",
   });
-  const charges = (await ledgerEvents(h.infra, "ledger-session", sessionId)).filter((e) => e.type === "ChargeRecorded");
+  const charges = await chargesOf("ledger-session", sessionId);
   expect(charges.map((e) => e.data.usageId)).toEqual(published.map((u) => u.id));
 });
 
@@ -51,9 +56,7 @@ test("two replicas: one charges, the other takes over when it goes away; nothing
     }
     await drained(h.infra);
     // 60 × 0.003 = 0.18
-    const charges = (await ledgerEvents(h.infra, "ledger-project", projectId)).filter(
-      (e) => e.type === "ChargeRecorded",
-    );
+    const charges = await chargesOf("ledger-project", projectId);
     expect(charges).toHaveLength(60);
     expect(charges.at(-1)!.data.totals).toMatchObject({ inputTokens: 60_000, totalCostUsd: "0.18" });
   } finally {
@@ -61,6 +64,35 @@ test("two replicas: one charges, the other takes over when it goes away; nothing
     await h.restart();
   }
 });
+
+test("a replica cut off from NATS gives up charging: one that reaches NATS charges meanwhile; nothing is lost or doubled", async () => {
+  // The replica that leads reaches NATS through a link the test cuts.
+  await h.stop();
+  const nats = new URL(natsUrl());
+  const link = await startSeverableLink({ host: nats.hostname, port: Number(nats.port) });
+  const cutOff = await h.replica({ NATS_URL: `nats://${link.address}` });
+  let restarted = false;
+  try {
+    const projectId = randomUUID();
+    const sessionId = randomUUID();
+    for (let i = 0; i < 10; i++) await publishUsage(h.infra, { projectId, sessionId, llm: STEP });
+    await drained(h.infra);
+    await h.restart();
+    restarted = true;
+    link.cut();
+    // Without giving up the lead, the cut-off replica keeps it (its Postgres connection is fine): nothing is charged.
+    for (let i = 0; i < 10; i++) await publishUsage(h.infra, { projectId, sessionId, llm: STEP });
+    await drained(h.infra);
+    const charges = await chargesOf("ledger-project", projectId);
+    expect(charges).toHaveLength(20);
+    expect(charges.at(-1)!.data.totals).toMatchObject({ inputTokens: 20_000, totalCostUsd: "0.06" });
+  } finally {
+    link.restore();
+    await cutOff.close();
+    await link.close();
+    if (!restarted) await h.restart();
+  }
+}, 60_000);
 
 test("a fact removed from the stream leaves a hole billing steps over instead of waiting for it", async () => {
   await h.stop();

@@ -14,8 +14,8 @@ export interface BillingHarness {
   stop(): Promise<void>;
   /** Starts billing again on the same streams and database. */
   restart(): Promise<void>;
-  /** Another billing replica on the same streams and database (the caller closes it). */
-  replica(): Promise<BillingService>;
+  /** Another billing replica on the same streams and database, with `env` on top (the caller closes it). */
+  replica(env?: Record<string, string>): Promise<BillingService>;
   close(): Promise<void>;
 }
 
@@ -31,8 +31,12 @@ export async function startBilling(env: Record<string, string> = {}, deps: Billi
     LOG_LEVEL: "silent",
     ...env,
   };
-  const start = () =>
-    startBillingService(loadBillingConfig(fullEnv), { usageAckWaitMs: 2_000, projectionAckWaitMs: 2_000, ...deps });
+  const start = (more: Record<string, string> = {}) =>
+    startBillingService(loadBillingConfig({ ...fullEnv, ...more }), {
+      usageAckWaitMs: 2_000,
+      projectionAckWaitMs: 2_000,
+      ...deps,
+    });
   const harness: BillingHarness = {
     infra,
     env: fullEnv,

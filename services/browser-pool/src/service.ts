@@ -175,7 +175,7 @@ export function startBrowserPoolService(
     const store = createNatsEventStore({ js: nats.js, jsm: nats.jsm, streams, now });
     const readModel = createBrowserReadModel(db);
     const runnerFor = (projection: EventConsumer) =>
-      createProjectionRunner({ js: nats.js, jsm: nats.jsm, db, streams, projection, log, ackWaitMs: deps.ackWaitMs });
+      createProjectionRunner({ ...nats, db, streams, projection, log, ackWaitMs: deps.ackWaitMs });
     const browsersRunner = runnerFor(browsersProjection());
     const profilesRunner = runnerFor(profilesProjection());
     const readModelRunners = [browsersRunner, profilesRunner, runnerFor(browserCostsProjection())];

@@ -201,12 +201,14 @@ const keptDir = () => join(stack.pool.dataDir, ".profile-states");
 const keptStateOf = async (profileId: string) =>
   (await readdir(keptDir()).catch(() => [])).find((name) => name.includes(profileId));
 
-/** Deletes the profile once the last browser's save has freed it. */
-const deleteProfile = (profileId: string) =>
-  eventually(async () => {
+/** Deletes the profile once the last browser's save has freed it (a 409 until then). */
+async function deleteProfile(profileId: string) {
+  const answered = await eventually(async () => {
     const deleted = await stack.request("DELETE", `/api/v4/profiles/${profileId}`, { key });
-    return deleted.status === 204 ? true : undefined;
+    return deleted.status === 409 ? undefined : deleted;
   }, 30_000);
+  expect(answered.status).toBe(204);
+}
 
 /** Every file and folder under `dir`, relative to it. */
 async function entriesUnder(dir: string): Promise<string[]> {
@@ -265,7 +267,11 @@ test("a deleted profile's unpacked copies go from the other nodes too: at once i
       { infra: stack.pool.infra, dataDir },
     );
   let other = await startOther();
-  const newProfile = async () => (await stack.request("POST", "/api/v4/profiles", { key, body: {} })).body.id as string;
+  const newProfile = async () => {
+    const created = await stack.request("POST", "/api/v4/profiles", { key, body: {} });
+    expect(created.status).toBe(201);
+    return created.body.id as string;
+  };
   const [deletedWhileUp, deletedWhileCut, deletedWhileDown, live] = [
     await newProfile(),
     await newProfile(),
@@ -442,6 +448,12 @@ test("a project keeps at most its limit of profiles, even asking for many at onc
 
 test("profiles: read, rename, list, delete; an unknown or another project's profile is a 404 at browser creation", async () => {
   const profile = (await stack.request("POST", "/api/v3/profiles", { key, body: { name: "a" } })).body;
+  // The creation answers what it recorded; the read model shows the same.
+  const shown = await eventually(async () => {
+    const read = await stack.request("GET", `/api/v3/profiles/${profile.id}`, { key });
+    return read.status === 200 ? read.body : undefined;
+  }, 10_000);
+  expect(shown).toEqual(profile);
   const renamed = await stack.request("PATCH", `/api/v3/profiles/${profile.id}`, { key, body: { name: "b" } });
   expect(renamed.body).toMatchObject({ id: profile.id, name: "b", userId: null });
   const cleared = await stack.request("PATCH", `/api/v4/profiles/${profile.id}`, { key, body: { name: null } });

@@ -148,8 +148,7 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
     };
     const runnerFor = (projection: EventConsumer, afterCommit?: ReturnType<typeof announce>) =>
       createProjectionRunner({
-        js: nats.js,
-        jsm: nats.jsm,
+        ...nats,
         db,
         streams,
         projection,

@@ -107,14 +107,13 @@ export function createProfiles(deps: ProfilesDeps) {
           `Subscription required for additional profiles: this project has reached its limit of ${limit} profiles. Delete one to create another.`,
         );
       }
-      const command: ProfileCommand = {
-        type: "CreateProfile",
-        projectId,
-        name: fields.name ?? null,
-        userId: fields.userId ?? null,
-      };
+      const name = fields.name ?? null;
+      const userId = fields.userId ?? null;
+      const command: ProfileCommand = { type: "CreateProfile", projectId, name, userId };
+      let created: Handled<ProfileEvent, unknown>;
       try {
-        await settled(await decide(id, command));
+        created = await decide(id, command);
+        await settled(created);
       } finally {
         // Shown by the read model now (or never recorded): the reservation has done its work.
         deps.creations
@@ -123,7 +122,19 @@ export function createProfiles(deps: ProfilesDeps) {
             deps.log.warn({ err, profileId: id }, "a profile's creation could not be cleared; it expires"),
           );
       }
-      return get(projectId, id);
+      // What the creation recorded, not the read model's row: a read model that lags must not make the answer a 404.
+      const at = new Date(created.events[0].occurredAt);
+      return {
+        id,
+        projectId,
+        name,
+        userId,
+        createdAt: at,
+        updatedAt: at,
+        lastUsedAt: null,
+        cookieDomains: [],
+        openBy: null,
+      };
     },
 
     async update(projectId: string, profileId: string, fields: ProfileFields): Promise<ProfileView> {

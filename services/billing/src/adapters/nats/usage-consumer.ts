@@ -1,4 +1,4 @@
-import type { StreamNames } from "@bas/event-store";
+import { type Leadership, runAsLeader, type StreamNames } from "@bas/event-store";
 import { type Logger, retry } from "@bas/service-kit";
 import {
   AckPolicy,
@@ -10,10 +10,9 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from "@nats-io/jetstream";
-import { nanos } from "@nats-io/transport-node";
+import { nanos, type NatsConnection } from "@nats-io/transport-node";
 import type { Kysely } from "kysely";
 import type { Usage } from "../../domain/usage";
-import { runAsLeader } from "../pg/leader-lock";
 import { parseUsage } from "./parse-usage";
 
 export interface UsageConsumer {
@@ -25,6 +24,8 @@ export interface UsageConsumer {
 }
 
 export interface UsageConsumerDeps {
+  /** The connection `js` and `jsm` use: a replica cut off from it gives up the lead. */
+  nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
   streams: StreamNames;
@@ -112,10 +113,11 @@ export function createUsageConsumer(deps: UsageConsumerDeps): UsageConsumer {
    * A reader moves deliveries into a buffer (bounded by the consumer's max_ack_pending); each turn charges all
    * that is buffered, up to `maxBatch`.
    */
-  async function consume(expected: number | undefined): Promise<number | undefined> {
+  async function consume(expected: number | undefined, cutOff: AbortSignal): Promise<number | undefined> {
     const consumer = await js.consumers.get(stream, durable);
     const subscription = await consumer.consume({ max_messages: maxBatch * 2, expires: 5_000 });
     messages = subscription;
+    if (cutOff.aborted) subscription.stop();
     const buffer: JsMsg[] = [];
     let first = true;
     let ended = false;
@@ -173,15 +175,25 @@ export function createUsageConsumer(deps: UsageConsumerDeps): UsageConsumer {
     return expected;
   }
 
-  async function lead(stillLeader: () => Promise<boolean>): Promise<void> {
-    let next = await resumePoint();
-    // Whatever the previous leader left in flight, delivery restarts at the first unacknowledged fact, in order.
-    await resetConsumer(next);
-    while (!stopped) {
-      next = await consume(next);
-      // A replica that lost its lock (its Postgres connection died) must not reset the new leader's consumer.
-      if (stopped || !(await stillLeader())) return;
+  async function lead({ stillLeader, cutOff }: Leadership): Promise<void> {
+    // Cut off from NATS, it would charge nothing until it is back, and budgets would go unenforced as long.
+    const giveUpLead = () => {
+      log.info({ stream, durable }, "cut off from NATS: another replica takes the lead");
+      messages?.stop();
+    };
+    cutOff.addEventListener("abort", giveUpLead);
+    try {
+      let next = await resumePoint();
+      // Whatever the previous leader left in flight, delivery restarts at the first unacknowledged fact, in order.
       await resetConsumer(next);
+      while (!stopped && !cutOff.aborted) {
+        next = await consume(next, cutOff);
+        // A replica that lost its lock (its Postgres connection died) must not reset the new leader's consumer.
+        if (stopped || cutOff.aborted || !(await stillLeader())) return;
+        await resetConsumer(next);
+      }
+    } finally {
+      cutOff.removeEventListener("abort", giveUpLead);
     }
   }
 
@@ -191,7 +203,14 @@ export function createUsageConsumer(deps: UsageConsumerDeps): UsageConsumer {
       if (!stopped) return;
       stopped = false;
       const onError = (err: unknown) => log.error({ err }, "usage consumer failed; restarting");
-      running = runAsLeader(deps.db, `billing-usage:${streams.namespace}`, () => stopped, lead, onError);
+      running = runAsLeader({
+        db: deps.db,
+        nc: deps.nc,
+        key: `billing-usage:${streams.namespace}`,
+        isStopped: () => stopped,
+        lead,
+        onError,
+      });
       log.info({ stream, durable }, "usage consumer started");
     },
     async stop() {
