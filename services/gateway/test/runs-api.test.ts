@@ -261,6 +261,19 @@ describe("what a caller may not do", () => {
     expect(notUuid.status).toBe(422);
     expect(notUuid.body.detail[0]).toMatchObject({ loc: ["path", "id"], type: "uuid_parsing" });
   });
+
+  test("a purge (Zero Data Retention) is refused with 403 and its reason, after the session is found; the session stays", async () => {
+    const run = await createRun({ task: "kept" });
+    const purge = await stack.request("POST", `/api/v4/sessions/${run.sessionId}/purge`);
+    expect(purge).toMatchObject({
+      status: 403,
+      body: { detail: "Project is not ZDR-enabled: this service offers no purge of a session's data on demand" },
+    });
+    expect((await stack.request("GET", `/api/v4/sessions/${run.sessionId}`)).status).toBe(200);
+    const key = await stack.newProjectKey();
+    expect((await stack.request("POST", `/api/v4/sessions/${run.sessionId}/purge`, { key })).status).toBe(404);
+    expect((await stack.request("POST", "/api/v4/sessions/not-a-uuid/purge")).status).toBe(422);
+  });
 });
 
 test("a run created by one request is read at once by the next (no lag between create and read)", async () => {

@@ -34,6 +34,7 @@ export { route as v4QueueMessage } from "./v4/sessions/queue.post";
 export { route as v4ListQueue } from "./v4/sessions/queue.get";
 export { route as v4GetQueuedMessage } from "./v4/sessions/queue-message.get";
 export { route as v4CancelQueuedMessage } from "./v4/sessions/queue-message.delete";
+export { route as v4PurgeSession } from "./v4/sessions/purge.post";
 export { route as v4CreateWebhook } from "./v4/webhooks/create.post";
 export { route as v4ListWebhooks } from "./v4/webhooks/list.get";
 export { route as v4DeleteWebhook } from "./v4/webhooks/delete.delete";
