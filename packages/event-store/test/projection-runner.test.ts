@@ -43,6 +43,13 @@ function runner(table: string, extra: Partial<Parameters<typeof createProjection
   return r;
 }
 
+/** The table goes wrong (as after a bug in a projection), then is rebuilt the way docs/operate.md says, by hand. */
+async function corruptThenRebuildByHand(table: string) {
+  await sql`update ${sql.table(table)} set total = -1`.execute(infra.db);
+  await sql`update projection_checkpoints set sequence = 0, generation = generation + 1
+    where name = ${`${infra.namespace}/counter-${table}`}`.execute(infra.db);
+}
+
 /** A replica that reaches NATS through a link the test cuts and restores. */
 async function replicaBehindLink(table: string) {
   const nats = new URL(natsUrl());
@@ -158,9 +165,7 @@ test("a rebuild by hand, one update of the checkpoint, is taken up by the runnin
   await r.waitFor(last, 20_000);
   const before = await snapshot(infra.db, "by-hand");
   // The table goes wrong (as after a bug in a projection): the rebuild sets it right from the events.
-  await sql`update ${sql.table("by-hand")} set total = -1`.execute(infra.db);
-  await sql`update projection_checkpoints set sequence = 0, generation = generation + 1
-    where name = ${`${infra.namespace}/counter-by-hand`}`.execute(infra.db);
+  await corruptThenRebuildByHand("by-hand");
   await eventually(
     async () => r.consumer.name,
     (name) => name === "proj_counter-by-hand_g1",
@@ -279,9 +284,7 @@ test("a replica that led before and stands by now waits for a rebuild elsewhere:
   await restore();
 
   // The table goes wrong and is rebuilt by hand; the leader replays it.
-  await sql`update ${sql.table("former")} set total = -1`.execute(infra.db);
-  await sql`update projection_checkpoints set sequence = 0, generation = generation + 1
-    where name = ${`${infra.namespace}/counter-former`}`.execute(infra.db);
+  await corruptThenRebuildByHand("former");
   await former.waitFor(last, 20_000);
   const rebuilt = await snapshot(infra.db, "former");
   expect(rebuilt.rows.filter((row: any) => row.total === -1)).toEqual([]);
