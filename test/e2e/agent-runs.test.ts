@@ -227,7 +227,11 @@ test("the queue with a real runner: messages run in order after the busy run; in
   // What the model was asked, in order: every message exactly once, each after the one before it ended.
   const tasks = llm.requests("gpt-4.1").map((r) => /<task>\n([\s\S]*?)\n<\/task>/.exec(promptText(r))?.[1]);
   expect(tasks).toEqual(["first", "first", "a", "b", "urgent"]);
-  expect((await stack.request("GET", `${s}/queue`)).body).toEqual({ queue: [] });
+  // Only b's run was cut short, where the interrupt came in: a client freezes b's transcript there.
+  expect((await stack.request("GET", `${s}/queue`)).body).toEqual({
+    queue: [],
+    steeringCutoffs: [{ sourceRunId: runB.id, createdAt: urgent.createdAt }],
+  });
 });
 
 test("secretBindings: typed on its allowed host only, refused elsewhere; the model and the run never see the value", async () => {

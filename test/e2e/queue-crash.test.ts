@@ -74,5 +74,5 @@ test("kill -9 of the sessions service while a run works and two messages wait: a
   // The model was asked exactly once per step of each run: nothing lost, nothing repeated.
   const tasks = llm.requests("gpt-4o").map((r) => /<task>\n([\s\S]*?)\n<\/task>/.exec(promptText(r))?.[1]);
   expect(tasks).toEqual(["first", "first", "m1", "m2"]);
-  expect((await stack.request("GET", queue)).body).toEqual({ queue: [] });
+  expect((await stack.request("GET", queue)).body).toEqual({ queue: [], steeringCutoffs: [] });
 });

@@ -109,6 +109,10 @@ test("interrupt cancels the active run and runs straight after it, ahead of what
   await finish(sessionId, waiting);
   const calm = await send(sessionId, { text: "no rush", interrupt: true });
   expect(calm.status).toBe("dispatching");
+
+  // Only the run the interrupt cut short has a cutoff, at the moment the interrupt was accepted.
+  const queue = (await stack.request("GET", `/api/v4/sessions/${sessionId}/queue`)).body;
+  expect(queue.steeringCutoffs).toEqual([{ sourceRunId: runId, createdAt: urgent.createdAt }]);
 });
 
 test("a pending message can be taken back; one that became a run is a 409 that says what it became", async () => {

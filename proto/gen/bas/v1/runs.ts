@@ -236,6 +236,14 @@ export interface QueuedMessage {
 
 export interface ListQueueResponse {
   messages: QueuedMessage[];
+  /** One per run a message sent with `interrupt` cut short, oldest first. */
+  steeringCutoffs: SteeringCutoff[];
+}
+
+/** Where an interrupting message cut a run short: a client freezes that run's transcript at this moment. */
+export interface SteeringCutoff {
+  sourceRunId: string;
+  createdAt: Date | undefined;
 }
 
 function createBaseCreateRunRequest(): CreateRunRequest {
@@ -3044,13 +3052,16 @@ export const QueuedMessage: MessageFns<QueuedMessage> = {
 };
 
 function createBaseListQueueResponse(): ListQueueResponse {
-  return { messages: [] };
+  return { messages: [], steeringCutoffs: [] };
 }
 
 export const ListQueueResponse: MessageFns<ListQueueResponse> = {
   encode(message: ListQueueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.messages) {
       QueuedMessage.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.steeringCutoffs) {
+      SteeringCutoff.encode(v!, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -3076,6 +3087,14 @@ export const ListQueueResponse: MessageFns<ListQueueResponse> = {
             message.messages.push(QueuedMessage.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.steeringCutoffs.push(SteeringCutoff.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3093,6 +3112,11 @@ export const ListQueueResponse: MessageFns<ListQueueResponse> = {
       messages: globalThis.Array.isArray(object?.messages)
         ? object.messages.map((e: any) => QueuedMessage.fromJSON(e))
         : [],
+      steeringCutoffs: globalThis.Array.isArray(object?.steeringCutoffs)
+        ? object.steeringCutoffs.map((e: any) => SteeringCutoff.fromJSON(e))
+        : globalThis.Array.isArray(object?.steering_cutoffs)
+        ? object.steering_cutoffs.map((e: any) => SteeringCutoff.fromJSON(e))
+        : [],
     };
   },
 
@@ -3100,6 +3124,9 @@ export const ListQueueResponse: MessageFns<ListQueueResponse> = {
     const obj: any = {};
     if (message.messages?.length) {
       obj.messages = message.messages.map((e) => QueuedMessage.toJSON(e));
+    }
+    if (message.steeringCutoffs?.length) {
+      obj.steeringCutoffs = message.steeringCutoffs.map((e) => SteeringCutoff.toJSON(e));
     }
     return obj;
   },
@@ -3110,6 +3137,100 @@ export const ListQueueResponse: MessageFns<ListQueueResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListQueueResponse>, I>>(object: I): ListQueueResponse {
     const message = createBaseListQueueResponse();
     message.messages = object.messages?.map((e) => QueuedMessage.fromPartial(e)) || [];
+    message.steeringCutoffs = object.steeringCutoffs?.map((e) => SteeringCutoff.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSteeringCutoff(): SteeringCutoff {
+  return { sourceRunId: "", createdAt: undefined };
+}
+
+export const SteeringCutoff: MessageFns<SteeringCutoff> = {
+  encode(message: SteeringCutoff, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sourceRunId !== "") {
+      writer.uint32(10).string(message.sourceRunId);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SteeringCutoff {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSteeringCutoff();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sourceRunId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SteeringCutoff {
+    return {
+      sourceRunId: isSet(object.sourceRunId)
+        ? globalThis.String(object.sourceRunId)
+        : isSet(object.source_run_id)
+        ? globalThis.String(object.source_run_id)
+        : "",
+      createdAt: isSet(object.createdAt)
+        ? fromJsonTimestamp(object.createdAt)
+        : isSet(object.created_at)
+        ? fromJsonTimestamp(object.created_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SteeringCutoff): unknown {
+    const obj: any = {};
+    if (message.sourceRunId !== "") {
+      obj.sourceRunId = message.sourceRunId;
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SteeringCutoff>, I>>(base?: I): SteeringCutoff {
+    return SteeringCutoff.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SteeringCutoff>, I>>(object: I): SteeringCutoff {
+    const message = createBaseSteeringCutoff();
+    message.sourceRunId = object.sourceRunId ?? "";
+    message.createdAt = object.createdAt ?? undefined;
     return message;
   },
 };

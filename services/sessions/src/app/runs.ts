@@ -1,6 +1,6 @@
 import { NotFoundError } from "@bas/errors";
 import type { AttachedFile, MessageQueued } from "../domain/events";
-import type { QueuedMessage } from "../domain/queue";
+import type { QueuedMessage, SteeringCutoff } from "../domain/queue";
 import type { SessionState } from "../domain/state";
 import type { CallDeadline } from "./call-deadline";
 import type { CreatedSession, CreateSessionInput, createReopenLimit } from "./create-session";
@@ -194,9 +194,16 @@ export function createRuns(deps: RunsDeps) {
       return messageIn(state, (m) => (queued ? m.id === queued.messageId : m.dedupeKey === input.dedupeKey));
     },
 
-    /** The messages still waiting, oldest first. */
-    async pendingMessages(projectId: string, sessionId: string): Promise<QueuedMessage[]> {
-      return (await queueOf(projectId, sessionId)).messages.filter((m) => m.status === "pending");
+    /** The messages still waiting, oldest first, and where interrupts cut runs short. */
+    async listQueue(
+      projectId: string,
+      sessionId: string,
+    ): Promise<{ pending: QueuedMessage[]; steeringCutoffs: SteeringCutoff[] }> {
+      const queue = await queueOf(projectId, sessionId);
+      return {
+        pending: queue.messages.filter((m) => m.status === "pending"),
+        steeringCutoffs: queue.steeringCutoffs ?? [],
+      };
     },
 
     async queuedMessage(projectId: string, sessionId: string, messageId: number): Promise<QueuedMessage> {

@@ -89,6 +89,9 @@ describe("the v4 session queue", () => {
       [1, "pending", null],
       [2, "dispatching", "run"],
     ]);
+    // r1's transcript ends where the interrupt was accepted.
+    const stoppedAt = envelopes(events).at(-2)!.occurredAt;
+    expect(state.queue!.steeringCutoffs).toEqual([{ sourceRunId: "r1", createdAt: stoppedAt }]);
     // An interrupt on an idle session just runs.
     expect(
       spec(idle())
@@ -103,6 +106,25 @@ describe("the v4 session queue", () => {
       [1, "superseded", "run"],
       [2, "dispatching", "run"],
     ]);
+    const firstRun = state.queue!.messages[0].runId;
+    expect(state.queue!.steeringCutoffs!.map((c) => c.sourceRunId)).toEqual(["r1", firstRun]);
+  });
+
+  test("only interrupts cut runs short, and the session remembers the last cutoffs", () => {
+    const cancelled = play(busy(), send("a"), { type: "CancelTask", projectId: PROJECT, taskId: "r1" }).state;
+    expect(cancelled.queue!.steeringCutoffs).toBeUndefined();
+    const stopped = play(busy(), send("a"), { type: "SessionStopped", data: { reason: "user" } }).state;
+    expect(stopped.queue!.steeringCutoffs).toBeUndefined();
+
+    const runs = Array.from({ length: QUEUE_LIMITS.steeringCutoffs + 3 }, (_, i) => `r${i + 2}`);
+    const interrupted = runs.flatMap((run): SessionEvent[] => [
+      dispatched(run, { keepAlive: true }),
+      started(run),
+      { type: "TaskStopped", data: { taskId: run, reason: "interrupted", summary: "interrupted" } },
+    ]);
+    const { state } = play(idle(), ...interrupted);
+    const cutoffs = state.queue!.steeringCutoffs!.map((c) => c.sourceRunId);
+    expect(cutoffs).toEqual(runs.slice(3));
   });
 
   test("a pending message can be taken back once; a dispatched one is a 409 that says why", () => {

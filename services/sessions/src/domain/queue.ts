@@ -24,10 +24,22 @@ export interface QueuedMessage {
   updatedAt: string;
 }
 
+/**
+ * Where a message sent with `interrupt` cut a run short (the official client's "steering cutoff"): a client showing
+ * the conversation again freezes that run's transcript at this moment, without fetching every interrupting message.
+ */
+export interface SteeringCutoff {
+  sourceRunId: string;
+  /** When the interrupting message was accepted. */
+  createdAt: string;
+}
+
 export interface MessageQueue {
   nextId: number;
   /** Every message still waiting or on its way, and the last ended ones (see QUEUE_LIMITS.kept). */
   messages: QueuedMessage[];
+  /** One per interrupted run, oldest first (absent in sessions folded before there were any). */
+  steeringCutoffs?: SteeringCutoff[];
 }
 
 export const QUEUE_LIMITS = {
@@ -35,6 +47,8 @@ export const QUEUE_LIMITS = {
   pending: 100,
   /** Ended messages the session remembers (readable by id, found again by their dedupe key); older ones drop off. */
   kept: 100,
+  /** Interrupted runs whose cutoff the session remembers; each interrupt starts a paid run, so this is far off. */
+  steeringCutoffs: 1_000,
 };
 
 export const emptyQueue = (): MessageQueue => ({ nextId: 1, messages: [] });
@@ -85,7 +99,7 @@ export function evolveQueue(queue: MessageQueue, event: SessionEvent, at: string
         createdAt: at,
         updatedAt: at,
       };
-      return { nextId: messageId + 1, messages: [...queue.messages, message] };
+      return { ...queue, nextId: messageId + 1, messages: [...queue.messages, message] };
     }
     case "QueuedMessageCancelled":
       return setStatus(queue, at, (m) => m.id === event.data.messageId, { status: "cancelled" });
@@ -100,8 +114,12 @@ export function evolveQueue(queue: MessageQueue, event: SessionEvent, at: string
     case "TaskFailed":
       return setStatus(queue, at, ofRun(event.data.taskId), { status: "failed" });
     case "TaskStopped": {
-      const status = event.data.reason === "interrupted" ? "superseded" : "cancelled";
-      return setStatus(queue, at, ofRun(event.data.taskId), { status });
+      const { taskId, reason } = event.data;
+      if (reason !== "interrupted") return setStatus(queue, at, ofRun(taskId), { status: "cancelled" });
+      // An interrupt stops the run in the append that queues its message, so this moment is the message's.
+      const cutoffs = [...(queue.steeringCutoffs ?? []), { sourceRunId: taskId, createdAt: at }];
+      const superseded = setStatus(queue, at, ofRun(taskId), { status: "superseded" });
+      return { ...superseded, steeringCutoffs: cutoffs.slice(-QUEUE_LIMITS.steeringCutoffs) };
     }
     case "SessionStopped":
     case "SessionTimedOut":

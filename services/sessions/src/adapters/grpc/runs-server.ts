@@ -106,8 +106,14 @@ export function runsServer(r: Runs, log?: HandlerLog): runs.RunsServer {
       },
       listQueue: async (req: runs.ConversationRef): Promise<runs.ListQueueResponse> => {
         const sessionId = sessionIdOf(req.sessionId);
-        const pending = await r.pendingMessages(projectIdOf(req.projectId), sessionId);
-        return { messages: pending.map((m) => toProtoMessage(sessionId, m)) };
+        const { pending, steeringCutoffs } = await r.listQueue(projectIdOf(req.projectId), sessionId);
+        return {
+          messages: pending.map((m) => toProtoMessage(sessionId, m)),
+          steeringCutoffs: steeringCutoffs.map((c) => ({
+            sourceRunId: c.sourceRunId,
+            createdAt: new Date(c.createdAt),
+          })),
+        };
       },
       getQueuedMessage: async (req: runs.QueuedMessageRef) => {
         const sessionId = sessionIdOf(req.sessionId);

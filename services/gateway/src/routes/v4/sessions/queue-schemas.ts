@@ -46,7 +46,21 @@ export const QueuedMessage = z
   })
   .meta({ id: "QueuedMessage" });
 
-export const QueueListResponse = z.object({ queue: z.array(QueuedMessage) }).meta({ id: "QueueListResponse" });
+export const SteeringCutoff = z
+  .object({
+    sourceRunId: Uuid.describe("A run that a message sent with `interrupt` cut short."),
+    createdAt: DateTime.describe("When that message was accepted: the run's transcript ends here."),
+  })
+  .meta({ id: "SteeringCutoff" });
+
+export const QueueListResponse = z
+  .object({
+    queue: z.array(QueuedMessage),
+    steeringCutoffs: z
+      .array(SteeringCutoff)
+      .describe("One per interrupted run of the session, oldest first, so a client can freeze each transcript."),
+  })
+  .meta({ id: "QueueListResponse" });
 
 export const QueuedMessageParams = z.object({
   id: Uuid.describe("Session id (UUID)."),
