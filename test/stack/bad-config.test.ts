@@ -94,6 +94,13 @@ test("a service refusing its configuration exits 78 (EX_CONFIG), which the launc
   expect(stderr).toContain("MAX_STEPS");
 });
 
+test("browser-pool on the Kubernetes driver without K8S_BROWSER_IMAGE says which image to give (no third-party default)", async () => {
+  const { code, stderr } = await run("browser-pool", { BROWSER_DRIVER: "kubernetes", K8S_BROWSER_IMAGE: "" });
+  expect(code).toBe(78);
+  expect(stderr).toContain("K8S_BROWSER_IMAGE: required with BROWSER_DRIVER=kubernetes");
+  expect(stderr).toContain("chromium target");
+});
+
 test("a CHROMIUM_PATH that names another program is refused before anything starts", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "bas-stack-notchromium-"));
   try {

@@ -1,6 +1,6 @@
 import { hostname, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { commonEnv, envPort, jsonEnv, loadConfig } from "@bas/service-kit";
+import { ConfigError, commonEnv, envPort, jsonEnv, loadConfig } from "@bas/service-kit";
 import { z } from "zod";
 import { parseEgressRules } from "@bas/egress-policy";
 
@@ -137,7 +137,11 @@ const browserPoolEnv = {
 
   // Kubernetes driver
   K8S_NAMESPACE: z.string().default("default"),
-  K8S_BROWSER_IMAGE: z.string().default("chromedp/headless-shell:latest"),
+  /**
+   * The image of each browser pod: the Dockerfile's `chromium` target at this release's version (the chart sets it).
+   * No default: another Chromium image lacks the policies and flags the pool counts on (file:// closed, say).
+   */
+  K8S_BROWSER_IMAGE: z.string().optional(),
   K8S_DEVTOOLS_PORT: envPort(9222),
   K8S_POD_CPU: z.string().default("500m"),
   K8S_POD_MEMORY: z.string().default("1Gi"),
@@ -169,6 +173,7 @@ export type BrowserPoolConfig = ReturnType<typeof loadBrowserPoolConfig>;
 
 export function loadBrowserPoolConfig(env: NodeJS.ProcessEnv = process.env) {
   const config = loadConfig(browserPoolEnv, env);
+  if (config.BROWSER_DRIVER === "kubernetes") browserPodImage(config);
   return {
     ...config,
     BROWSER_DATA_DIR:
@@ -176,4 +181,14 @@ export function loadBrowserPoolConfig(env: NodeJS.ProcessEnv = process.env) {
     /** Root gives every browser an unprivileged user of its own; anyone else runs them as itself in a user namespace. */
     RUNS_AS_ROOT: userInfo().uid === 0,
   };
+}
+
+/** The image of the Kubernetes driver's browser pods, which has no default. */
+export function browserPodImage(config: { K8S_BROWSER_IMAGE?: string }): string {
+  if (config.K8S_BROWSER_IMAGE) return config.K8S_BROWSER_IMAGE;
+  throw new ConfigError(
+    "invalid configuration:\n  K8S_BROWSER_IMAGE: required with BROWSER_DRIVER=kubernetes: the image built from the " +
+      "Dockerfile's chromium target at this release's version (e.g. registry.example/bas/chromium:0.1.0; the Helm " +
+      "chart sets it)",
+  );
 }

@@ -61,7 +61,7 @@ import { dropCopiesOfDeletedProfiles } from "./app/deleted-profile-copies";
 import { PROFILE_AGGREGATE } from "./domain/profile";
 import { createUsageReporter } from "./app/usage-reporter";
 import { createWarmPool } from "./app/warm-pool";
-import type { BrowserPoolConfig } from "./config";
+import { type BrowserPoolConfig, browserPodImage } from "./config";
 import type { BrowserDriver } from "./domain/browser-driver";
 import { recordingRefFor } from "./domain/recording";
 
@@ -122,7 +122,7 @@ async function createDriver(config: BrowserPoolConfig, log: Logger): Promise<Bro
     namespace: config.K8S_NAMESPACE,
     nodeId: config.NODE_ID,
     deployment: config.NAMESPACE,
-    image: config.K8S_BROWSER_IMAGE,
+    image: browserPodImage(config),
     devtoolsPort: config.K8S_DEVTOOLS_PORT,
     resources: { cpu: config.K8S_POD_CPU, memory: config.K8S_POD_MEMORY },
     proxyHost: config.K8S_PROXY_ADVERTISE_HOST ?? config.PROXY_HOST,

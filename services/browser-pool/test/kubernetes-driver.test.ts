@@ -42,6 +42,8 @@ const PLACEMENT = {
   runtimeClassName: "gvisor",
 };
 
+const BROWSER_IMAGE = "registry.example/bas/chromium:0.1.0";
+
 async function startWithPods(nodeId: string, env: Record<string, string> = {}, readyTimeoutMs = 60_000) {
   const driver = createKubernetesDriver({
     // The real @kubernetes/client-node (loaded by dynamic import) against the stand-in API server.
@@ -49,7 +51,7 @@ async function startWithPods(nodeId: string, env: Record<string, string> = {}, r
     namespace: "browsers",
     nodeId,
     deployment: infra.namespace,
-    image: "chromedp/headless-shell:latest",
+    image: BROWSER_IMAGE,
     devtoolsPort,
     resources: { cpu: "250m", memory: "512Mi" },
     proxyHost: "127.0.0.1",
@@ -65,7 +67,13 @@ async function startWithPods(nodeId: string, env: Record<string, string> = {}, r
     log: silent,
   });
   const h = await startPoolHarness(
-    { NODE_ID: nodeId, BROWSER_DRIVER: "kubernetes", BROWSER_EGRESS_ALLOW: new URL(site.url).host, ...env },
+    {
+      NODE_ID: nodeId,
+      BROWSER_DRIVER: "kubernetes",
+      K8S_BROWSER_IMAGE: BROWSER_IMAGE,
+      BROWSER_EGRESS_ALLOW: new URL(site.url).host,
+      ...env,
+    },
     { driver },
     { infra, dataDir },
   );
