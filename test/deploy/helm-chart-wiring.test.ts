@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { browserNetworkPolicy, egressPortCount } from "@bas/browser-pool/src/adapters/kubernetes/network-policy";
 import { browserPodManifest } from "@bas/browser-pool/src/adapters/kubernetes/pod-manifest";
 import { cdpUrlFor, liveUrlFor, parseCdpRoute, parseLiveRoute } from "@bas/browser-pool/src/domain/cdp-route";
 import type { BrowserPoolConfig } from "@bas/browser-pool";
+import type { SessionsConfig } from "@bas/sessions";
 import { loadModelCatalog } from "@bas/models";
 import {
   componentOf,
@@ -20,8 +21,8 @@ import {
 } from "./support/chart";
 import { routeRequest } from "./support/ingress-nginx";
 import { mayConnect, type PodRef, selects } from "./support/network-policies";
-import { LOADERS, requiredVariables, resolveEnv, variablesRead } from "./support/service-env";
-import { EXTERNAL_SECRETS, RENDERS, SERVICES } from "./renders";
+import { LOADERS, requiredVariables, resolveEnv, variablesRead, withMountedFiles } from "./support/service-env";
+import { externalSecrets, RENDERS, SERVICES } from "./renders";
 
 /**
  * How the chart's objects fit together and with the services' code: each service's environment against its config
@@ -33,10 +34,12 @@ const BROWSER_ID = "0b6a8d0e-3c1f-4f4e-9d55-2a7c8e1f9b10";
 const CDP_SECRET = "s3cr3t-s3cr3t-s3cr3t-abc";
 const rendered: Record<string, Manifest[]> = {};
 let scratch: string;
+let external: Record<string, Record<string, string>>;
 
-beforeAll(() => {
+beforeAll(async () => {
   for (const [name, options] of Object.entries(RENDERS)) rendered[name] = renderChart(options);
   scratch = mkdtempSync(join(tmpdir(), "bas-chart-"));
+  external = await externalSecrets();
 });
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -47,17 +50,24 @@ interface RunningPod extends PodRef {
   env: Record<string, string>;
 }
 
-/** A pod of a component as it would run: its name, labels, named ports and environment. */
+/**
+ * A pod of a component as it would run: its name, labels, named ports and environment, its mounted Secrets and
+ * ConfigMaps written under the scratch folder (the paths in its environment lead there).
+ */
 function podOf(manifests: Manifest[], namespace: string, component: string, ordinal = 0): RunningPod {
   const { owner, labels, spec } = workloadOf(manifests, component);
   const stateful = owner.kind === "StatefulSet";
   const name = stateful ? `${owner.metadata.name}-${ordinal}` : `${owner.metadata.name}-5d8f9c7b6-x2x9q`;
   const container = spec.containers[0];
-  const env = resolveEnv(
+  const facts = { name, namespace, uid: "5b7a3c1e-0000-4000-8000-000000000001", podIP: "10.1.2.3" };
+  const root = join(scratch, namespace, name);
+  const env = withMountedFiles(
+    resolveEnv(container, manifests, facts, external),
     container,
+    spec.volumes ?? [],
     manifests,
-    { name, namespace, uid: "5b7a3c1e-0000-4000-8000-000000000001", podIP: "10.1.2.3" },
-    EXTERNAL_SECRETS,
+    root,
+    external,
   );
   return {
     name,
@@ -321,7 +331,7 @@ describe.each(Object.keys(RENDERS))("with the %s values", (name) => {
 
   test("mail for the temporary mailboxes reaches the sessions' SMTP receiver, from outside too, for MAIL_DOMAIN", () => {
     const sessions = pod("sessions");
-    const config = LOADERS.sessions(sessions.env) as { SMTP_PORT: number; SMTP_HOST: string; MAIL_DOMAIN: string };
+    const config = LOADERS.sessions(sessions.env) as SessionsConfig;
     expect(config.SMTP_HOST).toBe("0.0.0.0");
     const ofSessions = ofKind(manifests(), "Service").filter((s) => componentOf(s.metadata.labels) === "sessions");
     const inCluster = ofSessions.find((s) => s.metadata.labels?.["bas.dev/metrics"] === "true")!;
@@ -334,9 +344,14 @@ describe.each(Object.keys(RENDERS))("with the %s values", (name) => {
       expect(outside).toHaveLength(1);
       expect(outside[0].spec).toMatchObject({ type: "LoadBalancer", externalTrafficPolicy: "Local" });
       expect(throughService(manifests(), outside[0].metadata.name, 25, sessions)).toBe(config.SMTP_PORT);
+      // STARTTLS with the Secret's certificate, mounted as a folder (a subPath mount would never see a renewal).
+      expect(readFileSync(config.smtpTls!.certFile, "utf8")).toBe(external["mx-tls"]["tls.crt"]);
+      const mount = sessions.container.volumeMounts.find((m: any) => m.name === "smtp-tls");
+      expect(mount).toEqual({ name: "smtp-tls", mountPath: "/etc/bas/smtp-tls", readOnly: true });
     } else {
       expect(config.MAIL_DOMAIN).toBe(host);
       expect(outside).toEqual([]);
+      expect(config.smtpTls).toBeUndefined();
     }
     // Mail servers are anyone's: a pod of another namespace (as the load balancer's traffic) may connect.
     const sender: PodRef = { namespace: "elsewhere", labels: { app: "mail-relay" } };
@@ -346,17 +361,6 @@ describe.each(Object.keys(RENDERS))("with the %s values", (name) => {
   test("a model catalog in values is mounted where MODEL_CATALOG points, as a catalog the services load", () => {
     const users = ["gateway", "runner", "billing"].map((c) => pod(c)).filter((p) => p.env.MODEL_CATALOG);
     if (name === "production") expect(users).toHaveLength(3);
-    for (const user of users) {
-      const mount = user.container.volumeMounts.find((m: any) => m.mountPath === user.env.MODEL_CATALOG);
-      const { spec } = workloadOf(manifests(), componentOf(user.labels)!);
-      const configMap = named(
-        manifests(),
-        "ConfigMap",
-        spec.volumes.find((v: any) => v.name === mount.name).configMap.name,
-      );
-      const file = join(scratch, `${name}-${mount.subPath}`);
-      writeFileSync(file, configMap.data[mount.subPath]);
-      expect(loadModelCatalog(file).ids.length).toBeGreaterThan(0);
-    }
+    for (const user of users) expect(loadModelCatalog(user.env.MODEL_CATALOG).ids.length).toBeGreaterThan(0);
   });
 });

@@ -1,3 +1,4 @@
+import { generate } from "selfsigned";
 import type { ChartOptions } from "./support/chart";
 
 /**
@@ -19,8 +20,16 @@ export const RENDERS: Record<string, ChartOptions> = {
   },
 };
 
-/** Stand-ins for the Secrets the production values only name (secrets.existingSecret, postgres.existingSecret). */
-export const EXTERNAL_SECRETS: Record<string, Record<string, string>> = {
+/**
+ * Stand-ins for the Secrets the production values only name (secrets.existingSecret, postgres.existingSecret,
+ * mailbox.tls.secretName), the MX host's certificate made afresh.
+ */
+export async function externalSecrets(): Promise<Record<string, Record<string, string>>> {
+  const mx = await generate([{ name: "commonName", value: "mx.agents.example.com" }], { keyType: "ec" });
+  return { ...EXTERNAL_KEYS, "mx-tls": { "tls.crt": mx.cert, "tls.key": mx.private } };
+}
+
+const EXTERNAL_KEYS: Record<string, Record<string, string>> = {
   "bas-keys": {
     SECRETS_KEY: "ab".repeat(32),
     BLOB_SIGNING_KEY: "x".repeat(48),

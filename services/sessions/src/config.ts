@@ -1,6 +1,7 @@
-import { commonEnv, envPort, loadConfig } from "@bas/service-kit";
+import { ConfigError, commonEnv, envPort, loadConfig } from "@bas/service-kit";
 import { parseEgressRules } from "@bas/egress-policy";
 import { z } from "zod";
+import { readTlsPair } from "./adapters/smtp/smtp-tls";
 
 /** AES-256 needs 32 bytes: 64 hex characters or base64 of 32 bytes. */
 const secretsKey = z.string().transform((value, ctx) => {
@@ -101,10 +102,33 @@ const sessionsEnv = {
     .int()
     .positive()
     .default(10 * 1024 * 1024),
+  /**
+   * The SMTP receiver's certificate (PEM, its chain first) and key, for the MX host's name: with both, STARTTLS is
+   * offered and senders that can encrypt do. Read again when they change (renewals).
+   */
+  SMTP_TLS_CERT_FILE: z.string().optional(),
+  SMTP_TLS_KEY_FILE: z.string().optional(),
 };
 
 export type SessionsConfig = ReturnType<typeof loadSessionsConfig>;
 
 export function loadSessionsConfig(env: NodeJS.ProcessEnv = process.env) {
-  return loadConfig(sessionsEnv, env);
+  const config = loadConfig(sessionsEnv, env);
+  const { SMTP_TLS_CERT_FILE: certFile, SMTP_TLS_KEY_FILE: keyFile } = config;
+  if (!certFile !== !keyFile) {
+    throw new ConfigError(
+      "invalid configuration:\n  SMTP_TLS_CERT_FILE, SMTP_TLS_KEY_FILE: give both (STARTTLS) or neither (plain SMTP)",
+    );
+  }
+  const smtpTls = certFile && keyFile ? { certFile, keyFile } : undefined;
+  if (smtpTls) {
+    try {
+      readTlsPair(smtpTls);
+    } catch (err) {
+      throw new ConfigError(
+        `invalid configuration:\n  SMTP_TLS_CERT_FILE, SMTP_TLS_KEY_FILE: ${(err as Error).message}`,
+      );
+    }
+  }
+  return { ...config, smtpTls };
 }

@@ -89,6 +89,8 @@ export interface SessionsServiceDeps {
   healthIntervalMs?: number;
   /** How often the webhook sender looks for due deliveries (default 250 ms). */
   webhookPollMs?: number;
+  /** How often the SMTP receiver's certificate files are checked for a renewal (default 60 s). */
+  smtpTlsCheckEveryMs?: number;
   /** How often released workspace blobs that are still there are deleted (default 60 s). */
   blobSweepMs?: number;
   /** How long an upload's blob waits for its commit before it is swept (default 1 h). */
@@ -305,6 +307,7 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
       intake: mailbox,
       log,
       onReply: mailboxMetrics.reply,
+      tls: config.smtpTls && { ...config.smtpTls, checkEveryMs: deps.smtpTlsCheckEveryMs },
     });
     cleanup.defer(() => smtp.close());
     const health = startHealthMonitor({

@@ -4,6 +4,7 @@ import { connectClient, type PromiseClient } from "@bas/service-kit";
 import { scrapeMetrics, sumOf } from "@bas/testing";
 import { createTransport } from "nodemailer";
 import { createRequest, failure, type Harness, newProject, startHarness } from "./harness";
+import { probeSmtp } from "./support/smtp-probe";
 
 /** Small, so that an oversized mail is cheap to send. */
 const MAX_BYTES = 20_000;
@@ -86,6 +87,12 @@ test("mail over SMTP to a live session is kept: sender, subject, text, links; li
   expect(html.text).toMatch(/WELCOME!\s+Thanks for joining\./i);
 
   expect((await failure(mail.getMail({ sessionId: id, mailId: "no-such-mail" }))).code).toBe(status.NOT_FOUND);
+});
+
+test("without a certificate the receiver offers neither STARTTLS nor AUTH", async () => {
+  const { extensions } = await probeSmtp(h.service.smtpPort);
+  expect(extensions).toContain(`SIZE ${MAX_BYTES}`);
+  expect(extensions.filter((e) => /^(STARTTLS|AUTH)/.test(e))).toEqual([]);
 });
 
 test("mail to an address no session has is refused at RCPT TO (550)", async () => {

@@ -3,6 +3,8 @@ import { loadBrowserPoolConfig } from "@bas/browser-pool/src/config";
 import { loadGatewayConfig } from "@bas/gateway/src/config";
 import { loadRunnerConfig } from "@bas/runner/src/config";
 import { loadSessionsConfig } from "@bas/sessions/src/config";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { startTelemetry } from "@bas/service-kit";
 import type { Manifest } from "./chart";
 
@@ -78,12 +80,7 @@ export function resolveEnv(
     "status.podIP": pod.podIP,
   };
   const lookUp = (kind: "Secret" | "ConfigMap", ref: { name: string; key: string; optional?: boolean }) => {
-    const object = manifests.find((m) => m.kind === kind && m.metadata.name === ref.name);
-    const value = object
-      ? kind === "Secret"
-        ? object.data?.[ref.key] && Buffer.from(object.data[ref.key], "base64").toString("utf8")
-        : object.data?.[ref.key]
-      : external[ref.name]?.[ref.key];
+    const value = dataOf(kind, ref.name, manifests, external)[ref.key];
     if (value === undefined && !ref.optional) {
       throw new Error(`${container.name}: ${kind} ${ref.name} has no key ${ref.key}`);
     }
@@ -107,4 +104,54 @@ export function resolveEnv(
     if (value !== undefined) env[variable.name] = value;
   }
   return env;
+}
+
+/** The keys of a rendered Secret (decoded) or ConfigMap, or of a stand-in for one the chart only names. */
+function dataOf(
+  kind: "Secret" | "ConfigMap",
+  name: string,
+  manifests: Manifest[],
+  external: Record<string, Record<string, string>>,
+): Record<string, string> {
+  const object = manifests.find((m) => m.kind === kind && m.metadata.name === name);
+  if (!object) return external[name] ?? {};
+  const data: Record<string, string> = object.data ?? {};
+  if (kind === "ConfigMap") return data;
+  return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
+}
+
+/**
+ * Writes the files a container's Secret and ConfigMap volumes give it under `root`, as the kubelet mounts them
+ * (a folder of keys, or one key at a subPath), and returns `env` with every path into such a mount moved under
+ * `root`: the environment then names files the service can read here.
+ */
+export function withMountedFiles(
+  env: Record<string, string>,
+  container: any,
+  volumes: any[],
+  manifests: Manifest[],
+  root: string,
+  external: Record<string, Record<string, string>> = {},
+): Record<string, string> {
+  const mounted: string[] = [];
+  for (const mount of container.volumeMounts ?? []) {
+    const volume = volumes.find((v) => v.name === mount.name);
+    const source = volume?.secret
+      ? dataOf("Secret", volume.secret.secretName, manifests, external)
+      : volume?.configMap
+        ? dataOf("ConfigMap", volume.configMap.name, manifests, external)
+        : undefined;
+    if (!source) continue;
+    const at = join(root, mount.mountPath);
+    if (mount.subPath) {
+      mkdirSync(dirname(at), { recursive: true });
+      writeFileSync(at, source[mount.subPath]);
+    } else {
+      mkdirSync(at, { recursive: true });
+      for (const [key, value] of Object.entries(source)) writeFileSync(join(at, key), value);
+    }
+    mounted.push(mount.mountPath);
+  }
+  const inMount = (value: string) => mounted.some((m) => value === m || value.startsWith(`${m}/`));
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, inMount(v) ? join(root, v) : v]));
 }

@@ -39,6 +39,13 @@ test/deploy/helm-chart.test.ts checks each name against the service's config sch
   value: {{ .Values.mailbox.domain | default (include "bas.host" .) | quote }}
 - name: SMTP_MAX_MESSAGE_BYTES
   value: {{ int .Values.mailbox.maxMessageBytes | quote }}
+{{- if .Values.mailbox.tls.secretName }}
+# STARTTLS with the mounted Secret (the volume smtp-tls of deployments.yaml; renewals arrive in place).
+- name: SMTP_TLS_CERT_FILE
+  value: /etc/bas/smtp-tls/tls.crt
+- name: SMTP_TLS_KEY_FILE
+  value: /etc/bas/smtp-tls/tls.key
+{{- end }}
 {{ include "bas.secretEnv" (dict "root" . "name" "SECRETS_KEY") }}
 {{- end }}
 

@@ -5,6 +5,7 @@ import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "s
 import type { MailIntake } from "../../app/mailbox";
 import { boundedMail } from "../../domain/mail";
 import { smtpRefusal } from "./smtp-replies";
+import { readTlsPair, type TlsFiles, watchTlsPair } from "./smtp-tls";
 
 export interface SmtpReceiverOptions {
   host: string;
@@ -22,6 +23,8 @@ export interface SmtpReceiverOptions {
   log: Logger;
   /** Told of every reply to a recipient (`rcpt`) or a message (`data`), by its SMTP code (metrics). */
   onReply?: (stage: "rcpt" | "data", code: number) => void;
+  /** With a certificate, STARTTLS is offered (senders encrypt if they can); its files are read again when renewed. */
+  tls?: TlsFiles & { checkEveryMs?: number };
 }
 
 export interface SmtpReceiver {
@@ -32,8 +35,8 @@ export interface SmtpReceiver {
 const fromOf = (from: AddressObject | undefined, envelopeFrom: string) => from?.text || envelopeFrom || "";
 
 /**
- * The SMTP side of the temporary mailboxes: a receiver (no relay, no AUTH, no STARTTLS; TLS in front of it is the
- * deployment's business, see docs/mailbox.md) that takes mail only for the address of a session that has not ended
+ * The SMTP side of the temporary mailboxes: a receiver (no relay, no AUTH; STARTTLS when it has a certificate, see
+ * docs/mailbox.md) that takes mail only for the address of a session that has not ended
  * (others: 550 at RCPT TO), up to `maxBytes` (else 552), and answers 250 only once the mail is recorded on every
  * session it was for.
  */
@@ -97,12 +100,13 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
     return refusal;
   };
 
+  const tls = options.tls;
   const server = new SMTPServer({
     name: options.domain,
     banner: "temporary mailboxes",
     size: options.maxBytes,
     authOptional: true,
-    disabledCommands: ["AUTH", "STARTTLS"],
+    ...(tls ? { ...readTlsPair(tls), disabledCommands: ["AUTH"] } : { disabledCommands: ["AUTH", "STARTTLS"] }),
     disableReverseLookup: true,
     maxClients: options.maxClients,
     logger: false,
@@ -137,9 +141,23 @@ export async function startSmtpReceiver(options: SmtpReceiverOptions): Promise<S
       resolve();
     });
   });
+  const stopWatching = tls
+    ? watchTlsPair(
+        tls,
+        tls.checkEveryMs ?? 60_000,
+        (pair) => {
+          server.updateSecureContext(pair);
+          log.info({ certFile: tls.certFile }, "SMTP receiver took its renewed certificate");
+        },
+        (err) => log.warn({ err }, "SMTP receiver keeps its certificate: the changed files are not a usable pair yet"),
+      )
+    : () => undefined;
   const port = (server.server.address() as AddressInfo).port;
   return {
     port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => {
+      stopWatching();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }
