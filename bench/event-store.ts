@@ -1,6 +1,8 @@
 /**
  * Event store benchmark (issue 2): appends per second with expected-version checks (against plain JetStream publishes
- * in the same run), and projection lag (append acknowledged → row committed in Postgres) at a steady 500 events/s.
+ * in the same run), projection lag (append acknowledged → row committed in Postgres) at a steady 500 events/s, and
+ * how many events a projection applies per second when appends come faster than it can apply them, for overlapping
+ * three-event appends (as commands append them) against single-event appends in the same run.
  * Run: npx tsx bench/event-store.ts   (DURATION_S to change the length of each phase, default 10)
  */
 import { randomUUID } from "node:crypto";
@@ -110,9 +112,71 @@ async function main() {
   );
 
   await runner.stop();
+
+  // 4. A projection that cannot keep up: appends of three events from 8 writers at once overlap without a break, so
+  // its batches rarely end on a whole append; against single-event appends.
+  const single = await underLoad(nats, db, streams, store, 1);
+  const triple = await underLoad(nats, db, streams, store, 3);
+  console.log(`projection under overload, single-event appends (baseline): ${single.toFixed(0)} events/s applied`);
+  console.log(`projection under overload, three-event appends:             ${triple.toFixed(0)} events/s applied`);
+  console.log(`ratio (three / single):                                      ${(triple / single).toFixed(2)}`);
+
   await db.destroy();
   await nats.nc.drain();
   await infra.close();
+}
+
+/**
+ * A projection kept busy: 8 writers append `perAppend` events at a time (each to a new aggregate) as fast as they can
+ * for DURATION_S seconds while it applies them; events applied per second, from the first append until it has them all.
+ */
+async function underLoad(
+  nats: Awaited<ReturnType<typeof connectNats>>,
+  db: ReturnType<typeof createDb<any>>,
+  streams: ReturnType<typeof streamNames>,
+  store: ReturnType<typeof createNatsEventStore>,
+  perAppend: number,
+): Promise<number> {
+  const type = `busy${perAppend}`;
+  const table = sql.table(`bench_${type}`);
+  const runner = createProjectionRunner({
+    ...nats,
+    db,
+    streams,
+    projection: {
+      name: `bench-${type}`,
+      aggregateType: type,
+      canHandle: ["Ticked"],
+      setup: async (d) => {
+        await sql`create table if not exists ${table} (id text primary key, n int not null)`.execute(d);
+      },
+      teardown: async (d) => {
+        await sql`drop table if exists ${table}`.execute(d);
+      },
+      apply: async (trx, event) => {
+        await sql`insert into ${table} (id, n) values (${event.aggregateId}, 1)
+          on conflict (id) do update set n = ${table}.n + 1`.execute(trx);
+      },
+    },
+  });
+  await runner.start();
+  const started = performance.now();
+  const end = started + DURATION_S * 1000;
+  let last = 0;
+  let appended = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (performance.now() < end) {
+        const events = Array.from({ length: perAppend }, () => ({ type: "Ticked", data: {} }));
+        last = Math.max(last, (await store.append({ type, id: randomUUID() }, events, 0)).version);
+        appended += perAppend;
+      }
+    }),
+  );
+  await runner.waitFor(last, 300_000);
+  const seconds = (performance.now() - started) / 1000;
+  await runner.stop();
+  return appended / seconds;
 }
 
 /** Runs `op` from WRITERS concurrent loops for DURATION_S seconds; returns operations per second. */

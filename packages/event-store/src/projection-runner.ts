@@ -52,6 +52,8 @@ export interface ProjectionRunner {
 
 const CHECKPOINTS = "projection_checkpoints";
 const MAX_BATCH = 256;
+/** Messages the consumer may hold unacknowledged: the server sends no more until some are acked. */
+const MAX_ACK_PENDING = 1_000;
 /** How often a leader with nothing to apply looks whether the projection was rebuilt meanwhile. */
 const GENERATION_LOOK_MS = 5_000;
 const PULL_EXPIRES_MS = 5_000;
@@ -173,7 +175,7 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
       ack_wait: nanos(deps.ackWaitMs ?? 30_000),
-      max_ack_pending: 1_000,
+      max_ack_pending: MAX_ACK_PENDING,
     };
     try {
       await jsm.consumers.info(stream, durable);
@@ -266,7 +268,9 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
       const events = batch.map(toStoredEvent);
       // The events of one append become visible together: a batch never ends in the middle of one (a reader would
       // see a state that never was). A writer that died mid-append leaves a tail that never comes: apply without it.
-      while (endsMidCommit(events) && !stopped) {
+      // So does a batch holding MAX_ACK_PENDING messages (appends that overlap without a break, under heavy load): the
+      // server sends nothing more until it is acked, and waiting for a tail only cost COMMIT_TAIL_WAIT_MS a batch.
+      while (endsMidCommit(events) && !stopped && batch.length < MAX_ACK_PENDING) {
         const pending = next();
         const more = await within(pending, COMMIT_TAIL_WAIT_MS);
         if (more === null) {
