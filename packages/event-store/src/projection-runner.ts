@@ -9,6 +9,7 @@ import {
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
 import { retry } from "@bas/service-kit/retry";
 import { type Kysely, sql } from "kysely";
+import { endsMidCommit, inOrder } from "./commit-boundary";
 import type { StoredEvent } from "./envelope";
 import { runAsLeader } from "./leader";
 import { type EventConsumer, reactorAsProjection } from "./projection";
@@ -74,26 +75,8 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | null> {
 }
 
 const toStoredEvent = (m: JsMsg) => ({ ...(m.json() as object), sequence: m.seq }) as StoredEvent;
-/**
- * A batch's events by stream sequence, each once: a message redelivered (its ack was late) can arrive in the same
- * batch as itself, or after later ones.
- */
-function inOrder(events: readonly StoredEvent[]): StoredEvent[] {
-  return [...new Map(events.map((e) => [e.sequence, e])).values()].sort((a, b) => a.sequence - b.sequence);
-}
-
 /** A batch read for an older generation of the projection than the checkpoint's (a rebuild came in between). */
 class Superseded extends Error {}
-
-/**
- * Whether some append has only its first events in the batch. Appends of different aggregates interleave in the
- * stream (each publishes its events one by one), so each aggregate's last event in the batch is checked, not only
- * the batch's last.
- */
-const endsMidCommit = (events: readonly StoredEvent[]) => {
-  const lastOfAggregate = new Map(inOrder(events).map((e) => [`${e.aggregateType}/${e.aggregateId}`, e]));
-  return [...lastOfAggregate.values()].some((e) => !!e.commit && e.commit.index < e.commit.size - 1);
-};
 
 /**
  * Feeds one projection from a durable JetStream consumer. Only one replica applies events at a time (a Postgres
@@ -270,7 +253,7 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
       // see a state that never was). A writer that died mid-append leaves a tail that never comes: apply without it.
       // So does a batch holding MAX_ACK_PENDING messages (appends that overlap without a break, under heavy load): the
       // server sends nothing more until it is acked, and waiting for a tail only cost COMMIT_TAIL_WAIT_MS a batch.
-      while (endsMidCommit(events) && !stopped && batch.length < MAX_ACK_PENDING) {
+      while (endsMidCommit(events, applied) && !stopped && batch.length < MAX_ACK_PENDING) {
         const pending = next();
         const more = await within(pending, COMMIT_TAIL_WAIT_MS);
         if (more === null) {
