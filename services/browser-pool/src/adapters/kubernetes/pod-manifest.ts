@@ -72,10 +72,10 @@ export const BROWSER_POD_USER = 1000;
 
 /**
  * One browser, one pod. The image's entrypoint starts headless Chromium with DevTools on 0.0.0.0:devtoolsPort
- * (the Dockerfile's `chromium` target does); `args` are appended Chromium flags. The pod is never restarted (a browser that
- * dies is a crashed browser), gets no service-account token, runs as an unprivileged user with no capabilities, a
- * read-only root file system and the runtime's default seccomp profile, and is Ready once DevTools answers. What it
- * may reach is the NetworkPolicy's business (network-policy.ts).
+ * (the Dockerfile's `chromium` target does); `args` are appended Chromium flags. The pod is never restarted (a
+ * browser that dies is a crashed browser), gets no service-account token, runs as an unprivileged user with no
+ * capabilities, a read-only root file system and the runtime's default seccomp profile, and is Ready once DevTools
+ * answers. What it may reach is the NetworkPolicy's business (network-policy.ts).
  */
 export function browserPodManifest(o: PodManifestOptions): V1Pod {
   const args = [
