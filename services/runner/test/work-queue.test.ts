@@ -124,6 +124,38 @@ test("a task handed back (nak) comes again as the next attempt; a silent runner'
   expect(attempts).toEqual([1, 2, 3]);
 });
 
+test("tasks that run longer than a pull's heartbeat window end cleanly: no pull fails, nothing pauses a slot", async () => {
+  const warnings: unknown[] = [];
+  const done: string[] = [];
+  const c = await startWorkConsumer(
+    {
+      js: infra.js,
+      jsm: infra.jsm,
+      streams: infra.streams,
+      concurrency: 2,
+      ackWaitMs: 30_000,
+      maxDeliver: 3,
+      log: { warn: (o: object, msg: string) => warnings.push({ ...o, msg }), error: log.error },
+    },
+    async ({ assignment }) => {
+      // Past the fetch's idle-heartbeat check: a 5 s pull expects a heartbeat every 2.5 s and fails after two misses.
+      if (assignment.taskId !== "short") await sleep(6_300);
+      done.push(assignment.taskId);
+      return { kind: "ack" };
+    },
+  );
+  consumers.push(c);
+  // Tasks come while both slots' pulls wait, part-way through their heartbeat windows, and each outlasts its window.
+  await sleep(1_200);
+  await publish("long-1");
+  await sleep(3_000);
+  await publish("long-2");
+  await until(() => done.length === 2);
+  await publish("short");
+  await until(() => done.length === 3);
+  expect(warnings).toEqual([]);
+});
+
 test("an unreadable assignment is dropped, not retried forever", async () => {
   const seen: string[] = [];
   await consumer(1, async (item) => {

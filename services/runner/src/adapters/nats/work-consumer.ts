@@ -133,6 +133,9 @@ export async function startWorkConsumer(
         batch = await consumer.fetch({ max_messages: 1, expires: PULL_EXPIRES_MS });
         pulls.add(batch);
         for await (const msg of batch) {
+          // The fetch asked for this one message: ended now, or its idle-heartbeat check would fail it while the task
+          // runs (no heartbeats come once the pull is served), and the slot would pause before its next pull.
+          batch.stop();
           if (stopped) {
             msg.nak();
             continue;
