@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { loadBrowserPoolConfig, startBrowserPoolService } from "@bas/browser-pool";
 import { ensureStreams } from "@bas/event-store";
 import { createGrpcServer, type GrpcServer } from "@bas/service-kit";
-import { createTestInfra } from "@bas/testing";
+import { createTestInfra, eventually } from "@bas/testing";
 import { type Stack, startStack } from "./harness";
 
 // The other services answer health with the same grpc.health.v1 server every service uses (service-kit); these
@@ -50,7 +50,14 @@ test("503 naming the service that is not serving", async () => {
   } finally {
     others[1].setHealth("SERVING");
   }
-  expect((await stack.request("GET", "/healthz", { key: null })).status).toBe(200);
+  // Healthy again. Each check has a 2 s deadline, and on a loaded machine one round trip can miss it for a moment:
+  // what matters is that the runner's recovery shows (a failure names the check that stayed down).
+  const recovered = await eventually(
+    async () => (await stack.request("GET", "/healthz", { key: null })).body,
+    (body) => body.status === "ok",
+    10_000,
+  );
+  expect(recovered).toEqual({ status: "ok", checks: ALL_OK });
 });
 
 test("503 when the event store does not accept writes", async () => {
