@@ -3,7 +3,15 @@ import { z } from "zod";
 /** The environment did not validate; the message names every variable that is wrong. */
 export class ConfigError extends Error {
   override name = "ConfigError";
+
+  /** One variable (or variables read together, "A, B") that is wrong, worded as `loadConfig` words its problems. */
+  static of(variable: string, why: string): ConfigError {
+    return invalidConfiguration([`${variable}: ${why}`]);
+  }
 }
+
+const invalidConfiguration = (problems: string[]) =>
+  new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
 
 /** Parses the environment with a schema whose keys are variable names. The only reader of `process.env`. */
 export function loadConfig<S extends z.ZodRawShape>(
@@ -13,7 +21,7 @@ export function loadConfig<S extends z.ZodRawShape>(
   const result = z.object(shape).safeParse(env);
   if (!result.success) {
     const problems = result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
+    throw invalidConfiguration(problems);
   }
   return result.data;
 }

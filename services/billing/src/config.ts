@@ -70,6 +70,6 @@ export function loadBillingConfig(env: NodeJS.ProcessEnv = process.env): Billing
   try {
     return { ...rest, priceTable: buildPriceTable(PRICE_TABLE ?? {}) };
   } catch (err) {
-    throw new ConfigError(`invalid configuration:\n  PRICE_TABLE: ${(err as Error).message}`);
+    throw ConfigError.of("PRICE_TABLE", (err as Error).message);
   }
 }

@@ -186,9 +186,9 @@ export function loadBrowserPoolConfig(env: NodeJS.ProcessEnv = process.env) {
 /** The image of the Kubernetes driver's browser pods, which has no default. */
 export function browserPodImage(config: { K8S_BROWSER_IMAGE?: string }): string {
   if (config.K8S_BROWSER_IMAGE) return config.K8S_BROWSER_IMAGE;
-  throw new ConfigError(
-    "invalid configuration:\n  K8S_BROWSER_IMAGE: required with BROWSER_DRIVER=kubernetes: the image built from the " +
-      "Dockerfile's chromium target at this release's version (e.g. registry.example/bas/chromium:0.1.0; the Helm " +
-      "chart sets it)",
+  throw ConfigError.of(
+    "K8S_BROWSER_IMAGE",
+    "required with BROWSER_DRIVER=kubernetes: the image built from the Dockerfile's chromium target at this " +
+      "release's version (e.g. registry.example/bas/chromium:0.1.0; the Helm chart sets it)",
   );
 }

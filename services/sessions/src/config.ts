@@ -110,24 +110,22 @@ const sessionsEnv = {
   SMTP_TLS_KEY_FILE: z.string().optional(),
 };
 
+const tlsVariables = "SMTP_TLS_CERT_FILE, SMTP_TLS_KEY_FILE";
+
 export type SessionsConfig = ReturnType<typeof loadSessionsConfig>;
 
 export function loadSessionsConfig(env: NodeJS.ProcessEnv = process.env) {
   const config = loadConfig(sessionsEnv, env);
   const { SMTP_TLS_CERT_FILE: certFile, SMTP_TLS_KEY_FILE: keyFile } = config;
   if (!certFile !== !keyFile) {
-    throw new ConfigError(
-      "invalid configuration:\n  SMTP_TLS_CERT_FILE, SMTP_TLS_KEY_FILE: give both (STARTTLS) or neither (plain SMTP)",
-    );
+    throw ConfigError.of(tlsVariables, "give both (STARTTLS) or neither (plain SMTP)");
   }
   const smtpTls = certFile && keyFile ? { certFile, keyFile } : undefined;
   if (smtpTls) {
     try {
       readTlsPair(smtpTls);
     } catch (err) {
-      throw new ConfigError(
-        `invalid configuration:\n  SMTP_TLS_CERT_FILE, SMTP_TLS_KEY_FILE: ${(err as Error).message}`,
-      );
+      throw ConfigError.of(tlsVariables, (err as Error).message);
     }
   }
   return { ...config, smtpTls };
