@@ -122,7 +122,23 @@ test("webhooks: add prints the secret once; list, deliveries (the test event, st
   const chosen = await bas(["webhooks", "add", "hooked", "http://93.184.216.34/runs", "--events", "run.status_update"]);
   expect(chosen.code).toBe(0);
   expect((await bas(["webhooks", "list", "hooked"])).out).toMatch(/runs {2}run\.status_update\n/);
-  await bas(["webhooks", "remove", "hooked", chosen.out.split(/\s+/)[0]]);
+  const chosenId = chosen.out.split(/\s+/)[0];
+  const moved = await bas([
+    "webhooks",
+    "update",
+    "hooked",
+    chosenId,
+    "--url",
+    "http://93.184.216.34/all",
+    "--events",
+    "all",
+  ]);
+  expect(moved.out).toBe(`${chosenId}  http://93.184.216.34/all  every event\n`);
+  const narrowed = await bas(["webhooks", "update", "hooked", chosenId, "--events", "agent.task.status_update"]);
+  expect(narrowed.out).toBe(`${chosenId}  http://93.184.216.34/all  agent.task.status_update\n`);
+  const nothing = await bas(["webhooks", "update", "hooked", chosenId]);
+  expect([nothing.code, nothing.err]).toEqual([1, expect.stringContaining("give url, events or both")]);
+  await bas(["webhooks", "remove", "hooked", chosenId]);
   const refused = await bas(["webhooks", "add", "hooked", "http://127.0.0.1:9/x"]);
   expect(refused.code).toBe(1);
   expect(refused.err).toContain("127.0.0.1:9 is a loopback address; open it with WEBHOOK_EGRESS_ALLOW");

@@ -122,6 +122,9 @@ test("every answer of the runs and sessions API conforms to the schema the docum
   expect((await call("POST", "/api/v4/webhooks/{id}/deliveries/{deliveryId}/resend", resend)).status).toBe(409);
   const chosen = { url: "http://93.184.216.34/runs", events: ["run.status_update"] };
   const runsOnly = (await call("POST", "/api/v4/webhooks", "/api/v4/webhooks", chosen)).body;
+  const patched = await call("PATCH", "/api/v4/webhooks/{id}", `/api/v4/webhooks/${runsOnly.id}`, { events: [] });
+  expect(patched.body.events).toEqual([]);
+  expect((await call("PATCH", "/api/v4/webhooks/{id}", `/api/v4/webhooks/${runsOnly.id}`, {})).status).toBe(422);
   expect((await stack.request("DELETE", `/api/v4/webhooks/${runsOnly.id}`)).status).toBe(204);
   const closed = await call("POST", "/api/v4/webhooks", "/api/v4/webhooks", { url: "http://10.0.0.1/h" });
   expect(closed.status).toBe(422);

@@ -6,6 +6,7 @@ import { type RunnerReports, runnerReports } from "./runner-driver";
 
 /** Webhooks: every status change of a run POSTed once, signed; a receiver that was down gets the backlog. */
 interface Received {
+  path: string;
   signature: string;
   timestamp: string;
   raw: string;
@@ -26,15 +27,18 @@ beforeAll(async () => {
       raw += c;
     });
     req.on("end", () => {
-      if (answering === 200) {
+      // A path that is not the receiver's own: what an endpoint registered with a wrong URL gets.
+      const status = req.url === "/gone" ? 404 : answering;
+      if (status === 200) {
         received.push({
+          path: String(req.url),
           signature: String(req.headers["x-browser-use-signature"]),
           timestamp: String(req.headers["x-browser-use-timestamp"]),
           raw,
           body: JSON.parse(raw),
         });
       }
-      res.writeHead(answering).end();
+      res.writeHead(status).end();
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
@@ -281,6 +285,79 @@ test("a project cannot pass 20 endpoints, even registering them all at once", as
   expect(replies.filter((r) => r.status === 200)).toHaveLength(20);
   expect(new Set(replies.filter((r) => r.status !== 200).map((r) => r.status))).toEqual(new Set([422]));
   expect((await stack.request("GET", "/api/v4/webhooks", { key })).body.webhooks).toHaveLength(20);
+});
+
+test("an endpoint's URL and event types change in place: what was pending follows the URL, signed as before", async () => {
+  const wrongUrl = receiverUrl.replace(/\/hooks$/, "/gone");
+  const created = await stack.request("POST", "/api/v4/webhooks", {
+    body: { url: wrongUrl, events: ["run.status_update"] },
+  });
+  const hook = created.body as { id: string; createdAt: string; secret: string };
+  const run = await completedRun();
+  await eventually(
+    () => deliveriesOf(hook.id),
+    (list) => list.length === 5 && list.every((d) => d.state === "pending" && d.attempts >= 1),
+  );
+  const update = (body: object, key?: string | null) =>
+    stack.request("PATCH", `/api/v4/webhooks/${hook.id}`, { body, key });
+
+  const moved = await update({ url: receiverUrl });
+  expect(moved.status).toBe(200);
+  expect(moved.body).toEqual({
+    id: hook.id,
+    url: receiverUrl,
+    createdAt: hook.createdAt,
+    events: ["run.status_update"],
+  });
+  const updates = await eventually(
+    async () => runUpdates(run.id),
+    (list) => list.length >= 4,
+  );
+  expect(updates.map((u) => u.body.payload.status).sort()).toEqual(["completed", "dispatching", "queued", "running"]);
+  expect(updates.every((u) => u.path === "/hooks" && verifies(u, hook.secret))).toBe(true);
+  // The log kept the failed attempts at the old URL; the new URL also got a test event of its own.
+  const log = await eventually(
+    () => settledLog(hook.id),
+    (list) => list.length === 6,
+  );
+  expect(log.every((d) => d.state === "delivered")).toBe(true);
+  expect(log.filter((d) => d.eventType === "test")).toHaveLength(2);
+  expect(log.filter((d) => d.eventType === "run.status_update").every((d) => d.attempts >= 2)).toBe(true);
+
+  const narrowed = await update({ events: ["agent.task.status_update"] });
+  expect(narrowed.body).toEqual({ ...moved.body, events: ["agent.task.status_update"] });
+  const later = await completedRun();
+  // Its read model shows it completed: the deliveries of its changes were queued (or not) with it.
+  await eventually(
+    async () => (await stack.request("GET", `/api/v4/runs/${later.id}`)).body.status,
+    (status) => status === "completed",
+  );
+  const session = await stack.request("POST", "/api/v3/sessions", { body: { keepAlive: true } });
+  const narrowedLog = await eventually(
+    () => settledLog(hook.id),
+    (list) => list.some((d) => d.body.includes(session.body.id)),
+  );
+  expect(narrowedLog.some((d) => d.body.includes(later.id))).toBe(false);
+  // The URL did not change: no new test event.
+  expect(narrowedLog.filter((d) => d.eventType === "test")).toHaveLength(2);
+
+  const invalid = async (body: object, loc: (string | number)[], msg: string) => {
+    const reply = await update(body);
+    expect([reply.status, reply.body.detail?.[0]?.loc]).toEqual([422, loc]);
+    expect(reply.body.detail[0].msg).toContain(msg);
+  };
+  await invalid({}, ["body"], "give url, events or both");
+  await invalid({ url: "http://10.1.2.3/x" }, ["body", "url"], "10.1.2.3:80 is a private address");
+  await invalid({ events: ["session.deleted"] }, ["body", "events", 0], "");
+  await invalid({ url: receiverUrl, secret: "mine" }, ["body", "secret"], "");
+  expect((await stack.request("PATCH", "/api/v4/webhooks/nope", { body: { events: [] } })).status).toBe(422);
+  expect((await update({ events: [] }, await stack.newProjectKey())).status).toBe(404);
+  expect((await update({ events: [] }, null)).status).toBe(401);
+  expect((await stack.request("GET", "/api/v4/webhooks")).body.webhooks).toContainEqual(narrowed.body);
+
+  await stack.request("PATCH", `/api/v3/sessions/${session.body.id}`, { body: { action: "stop" } });
+  await stack.request("DELETE", `/api/v4/webhooks/${hook.id}`);
+  expect((await update({ events: [] })).status).toBe(404);
 });
 
 function sortKeys(value: unknown): unknown {

@@ -6,6 +6,18 @@ import { resolveProject } from "../project-ref";
 
 type Run = (action: () => Promise<Output>) => Promise<void>;
 
+const describe = (e: webhooks.Endpoint) => `${e.id}  ${e.url}  ${e.events.length ? e.events.join(",") : "every event"}`;
+
+/** `--events a,b` as a list; "all" (or nothing listed) is every type, the empty list. */
+function eventTypes(option: string | undefined): string[] | undefined {
+  if (option === undefined) return undefined;
+  const types = option
+    .split(",")
+    .map((type) => type.trim())
+    .filter(Boolean);
+  return types.length === 1 && types[0] === "all" ? [] : types;
+}
+
 export function addWebhookCommands(program: Command, clients: Clients, run: Run): void {
   const hooks = program
     .command("webhooks")
@@ -24,12 +36,28 @@ export function addWebhookCommands(program: Command, clients: Clients, run: Run)
     .action((ref: string, url: string, options: { events?: string }) =>
       run(async () => {
         const project = await resolveProject(clients, ref);
-        const events =
-          options.events
-            ?.split(",")
-            .map((type) => type.trim())
-            .filter(Boolean) ?? [];
+        const events = eventTypes(options.events) ?? [];
         return withSecret(await clients.webhooks().createEndpoint({ projectId: project.id, url, events }));
+      }),
+    );
+  hooks
+    .command("update <project> <id>")
+    .description(
+      "change an endpoint's URL or event types; its secret and log stay, and what is pending follows the URL",
+    )
+    .option("--url <url>", "the new address; it gets a test event and what is still pending")
+    .option("--events <types>", 'comma-separated event types to get from now on, or "all"')
+    .action((ref: string, id: string, options: { url?: string; events?: string }) =>
+      run(async () => {
+        const project = await resolveProject(clients, ref);
+        const types = eventTypes(options.events);
+        const endpoint = await clients.webhooks().updateEndpoint({
+          projectId: project.id,
+          endpointId: id,
+          url: options.url,
+          events: types && { types },
+        });
+        return { text: [describe(endpoint)], json: endpoint };
       }),
     );
   hooks
@@ -61,9 +89,7 @@ export function addWebhookCommands(program: Command, clients: Clients, run: Run)
         const project = await resolveProject(clients, ref);
         const { endpoints } = await clients.webhooks().listEndpoints({ projectId: project.id });
         return {
-          text: endpoints.length
-            ? endpoints.map((e) => `${e.id}  ${e.url}  ${e.events.length ? e.events.join(",") : "every event"}`)
-            : ["no webhooks"],
+          text: endpoints.length ? endpoints.map(describe) : ["no webhooks"],
           json: endpoints,
         };
       }),

@@ -35,6 +35,21 @@ export interface CreateEndpointRequest {
   events: string[];
 }
 
+export interface UpdateEndpointRequest {
+  projectId: string;
+  endpointId: string;
+  /** Absent: unchanged. */
+  url?:
+    | string
+    | undefined;
+  /** Absent: unchanged; present with no types: every type. */
+  events: EventTypes | undefined;
+}
+
+export interface EventTypes {
+  types: string[];
+}
+
 export interface Endpoint {
   id: string;
   url: string;
@@ -202,6 +217,200 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     message.projectId = object.projectId ?? "";
     message.url = object.url ?? "";
     message.events = object.events?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseUpdateEndpointRequest(): UpdateEndpointRequest {
+  return { projectId: "", endpointId: "", url: undefined, events: undefined };
+}
+
+export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
+  encode(message: UpdateEndpointRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.projectId !== "") {
+      writer.uint32(10).string(message.projectId);
+    }
+    if (message.endpointId !== "") {
+      writer.uint32(18).string(message.endpointId);
+    }
+    if (message.url !== undefined) {
+      writer.uint32(26).string(message.url);
+    }
+    if (message.events !== undefined) {
+      EventTypes.encode(message.events, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateEndpointRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateEndpointRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.projectId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.events = EventTypes.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateEndpointRequest {
+    return {
+      projectId: isSet(object.projectId)
+        ? globalThis.String(object.projectId)
+        : isSet(object.project_id)
+        ? globalThis.String(object.project_id)
+        : "",
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      url: isSet(object.url) ? globalThis.String(object.url) : undefined,
+      events: isSet(object.events) ? EventTypes.fromJSON(object.events) : undefined,
+    };
+  },
+
+  toJSON(message: UpdateEndpointRequest): unknown {
+    const obj: any = {};
+    if (message.projectId !== "") {
+      obj.projectId = message.projectId;
+    }
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.url !== undefined) {
+      obj.url = message.url;
+    }
+    if (message.events !== undefined) {
+      obj.events = EventTypes.toJSON(message.events);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateEndpointRequest>, I>>(base?: I): UpdateEndpointRequest {
+    return UpdateEndpointRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateEndpointRequest>, I>>(object: I): UpdateEndpointRequest {
+    const message = createBaseUpdateEndpointRequest();
+    message.projectId = object.projectId ?? "";
+    message.endpointId = object.endpointId ?? "";
+    message.url = object.url ?? undefined;
+    message.events = (object.events !== undefined && object.events !== null)
+      ? EventTypes.fromPartial(object.events)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseEventTypes(): EventTypes {
+  return { types: [] };
+}
+
+export const EventTypes: MessageFns<EventTypes> = {
+  encode(message: EventTypes, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.types) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EventTypes {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEventTypes();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.types.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EventTypes {
+    return { types: globalThis.Array.isArray(object?.types) ? object.types.map((e: any) => globalThis.String(e)) : [] };
+  },
+
+  toJSON(message: EventTypes): unknown {
+    const obj: any = {};
+    if (message.types?.length) {
+      obj.types = message.types;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EventTypes>, I>>(base?: I): EventTypes {
+    return EventTypes.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EventTypes>, I>>(object: I): EventTypes {
+    const message = createBaseEventTypes();
+    message.types = object.types?.map((e) => e) || [];
     return message;
   },
 };
@@ -1223,6 +1432,21 @@ export const WebhooksService = {
       Buffer.from(ListEndpointsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListEndpointsResponse => ListEndpointsResponse.decode(value),
   },
+  /**
+   * Changes an endpoint's URL or event types in place; its secret and delivery log stay. A new URL is checked as in
+   * CreateEndpoint and gets a test event of its own and what is still pending, due at once. INVALID_ARGUMENT when
+   * neither is given; NOT_FOUND for another project's endpoint.
+   */
+  updateEndpoint: {
+    path: "/bas.v1.Webhooks/UpdateEndpoint" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateEndpointRequest): Buffer =>
+      Buffer.from(UpdateEndpointRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateEndpointRequest => UpdateEndpointRequest.decode(value),
+    responseSerialize: (value: Endpoint): Buffer => Buffer.from(Endpoint.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Endpoint => Endpoint.decode(value),
+  },
   /** Stops deliveries to it; what is pending is dropped. NOT_FOUND for another project's endpoint. */
   deleteEndpoint: {
     path: "/bas.v1.Webhooks/DeleteEndpoint" as const,
@@ -1280,6 +1504,12 @@ export interface WebhooksServer extends UntypedServiceImplementation {
    */
   createEndpoint: handleUnaryCall<CreateEndpointRequest, CreatedEndpoint>;
   listEndpoints: handleUnaryCall<ListEndpointsRequest, ListEndpointsResponse>;
+  /**
+   * Changes an endpoint's URL or event types in place; its secret and delivery log stay. A new URL is checked as in
+   * CreateEndpoint and gets a test event of its own and what is still pending, due at once. INVALID_ARGUMENT when
+   * neither is given; NOT_FOUND for another project's endpoint.
+   */
+  updateEndpoint: handleUnaryCall<UpdateEndpointRequest, Endpoint>;
   /** Stops deliveries to it; what is pending is dropped. NOT_FOUND for another project's endpoint. */
   deleteEndpoint: handleUnaryCall<EndpointRef, Empty>;
   /** The endpoint's deliveries, newest first. */
@@ -1330,6 +1560,26 @@ export interface WebhooksClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListEndpointsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Changes an endpoint's URL or event types in place; its secret and delivery log stay. A new URL is checked as in
+   * CreateEndpoint and gets a test event of its own and what is still pending, due at once. INVALID_ARGUMENT when
+   * neither is given; NOT_FOUND for another project's endpoint.
+   */
+  updateEndpoint(
+    request: UpdateEndpointRequest,
+    callback: (error: ServiceError | null, response: Endpoint) => void,
+  ): ClientUnaryCall;
+  updateEndpoint(
+    request: UpdateEndpointRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Endpoint) => void,
+  ): ClientUnaryCall;
+  updateEndpoint(
+    request: UpdateEndpointRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Endpoint) => void,
   ): ClientUnaryCall;
   /** Stops deliveries to it; what is pending is dropped. NOT_FOUND for another project's endpoint. */
   deleteEndpoint(

@@ -37,6 +37,7 @@ export { route as v4CancelQueuedMessage } from "./v4/sessions/queue-message.dele
 export { route as v4PurgeSession } from "./v4/sessions/purge.post";
 export { route as v4CreateWebhook } from "./v4/webhooks/create.post";
 export { route as v4ListWebhooks } from "./v4/webhooks/list.get";
+export { route as v4UpdateWebhook } from "./v4/webhooks/update.patch";
 export { route as v4DeleteWebhook } from "./v4/webhooks/delete.delete";
 export { route as v4ListWebhookDeliveries } from "./v4/webhooks/deliveries.get";
 export { route as v4RotateWebhookSecret } from "./v4/webhooks/rotate-secret.post";

@@ -277,6 +277,16 @@ export interface WebhookStore {
   listEndpoints(projectId: string): Promise<WebhookEndpointRecord[]>;
   /** False when the project has no such endpoint. */
   deleteEndpoint(projectId: string, endpointId: string): Promise<boolean>;
+  /**
+   * Changes what is given; a new URL (one that differs) also gets `test` queued, and the endpoint's pending
+   * deliveries are due at once. Undefined when the project has no such endpoint.
+   */
+  updateEndpoint(
+    projectId: string,
+    endpointId: string,
+    change: { url?: string; events?: string[] },
+    test: Omit<WebhookEvent, "projectId" | "occurredAt">,
+  ): Promise<WebhookEndpointRecord | undefined>;
   /** Seals a new secret for the endpoint; undefined when the project has no such endpoint. */
   rotateSecret(projectId: string, endpointId: string, secret: string): Promise<WebhookEndpointRecord | undefined>;
   /**

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { IllegalStateError, InvalidArgumentError, NotFoundError } from "@bas/errors";
 import { CHOOSABLE_WEBHOOK_EVENTS } from "../domain/webhook-events";
 import type { WebhookDeliveryRecord, WebhookEndpointRecord, WebhookStore } from "./ports";
@@ -13,39 +13,73 @@ const MAX_ENDPOINTS = 20;
 const notFound = () => new NotFoundError("Webhook not found");
 const newSecret = () => `whsec_${randomBytes(32).toString("base64url")}`;
 const invalidUrl = (message: string) => new InvalidArgumentError(message, { field: ["body", "url"] });
+const TEST_PAYLOAD = { test: "ok" };
+
+/** The URL as stored, if an endpoint may use it. */
+async function checkedUrl(raw: string, refusal: WebhooksDeps["refusal"]): Promise<string> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalidUrl("url must be an absolute http or https URL");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw invalidUrl("url must be an http or https URL");
+  if (url.username || url.password) throw invalidUrl("url must not carry a user name or password");
+  const refused = await refusal(url);
+  if (refused) throw invalidUrl(`url cannot be used: ${refused}`);
+  return url.toString();
+}
+
+/** The event types chosen, each once; an unknown one is refused by name. */
+function chosenEvents(events: readonly string[]): string[] {
+  const unknown = events.find((type) => !(CHOOSABLE_WEBHOOK_EVENTS as readonly string[]).includes(type));
+  if (unknown !== undefined) {
+    throw new InvalidArgumentError(
+      `events: ${JSON.stringify(unknown)} is not an event type; choose from ${CHOOSABLE_WEBHOOK_EVENTS.join(", ")}`,
+      { field: ["body", "events"] },
+    );
+  }
+  return [...new Set(events)];
+}
 
 /** A project's webhook endpoints: registered with a secret of their own, checked against the egress policy. */
 export function createWebhooks(deps: WebhooksDeps) {
+  const usableUrl = (raw: string) => checkedUrl(raw, deps.refusal);
   return {
     async create(
       projectId: string,
       raw: string,
       events: readonly string[] = [],
     ): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
-      let url: URL;
-      try {
-        url = new URL(raw);
-      } catch {
-        throw invalidUrl("url must be an absolute http or https URL");
-      }
-      if (url.protocol !== "http:" && url.protocol !== "https:") throw invalidUrl("url must be an http or https URL");
-      if (url.username || url.password) throw invalidUrl("url must not carry a user name or password");
-      const unknown = events.find((type) => !(CHOOSABLE_WEBHOOK_EVENTS as readonly string[]).includes(type));
-      if (unknown !== undefined) {
-        throw new InvalidArgumentError(
-          `events: ${JSON.stringify(unknown)} is not an event type; choose from ${CHOOSABLE_WEBHOOK_EVENTS.join(", ")}`,
-          { field: ["body", "events"] },
-        );
-      }
-      const refused = await deps.refusal(url);
-      if (refused) throw invalidUrl(`url cannot be used: ${refused}`);
+      const chosen = chosenEvents(events);
+      const url = await usableUrl(raw);
       const secret = newSecret();
       const endpoint = await deps.store.createEndpoint(
-        { projectId, url: url.toString(), secret, events: [...new Set(events)], maxEndpoints: MAX_ENDPOINTS },
-        { key: "test", type: "test", payload: { test: "ok" } },
+        { projectId, url, secret, events: chosen, maxEndpoints: MAX_ENDPOINTS },
+        { key: "test", type: "test", payload: TEST_PAYLOAD },
       );
       if (!endpoint) throw invalidUrl(`a project has at most ${MAX_ENDPOINTS} webhook endpoints; delete one first`);
       return { endpoint, secret };
+    },
+
+    async update(
+      projectId: string,
+      endpointId: string,
+      change: { url?: string; events?: readonly string[] },
+    ): Promise<WebhookEndpointRecord> {
+      if (change.url === undefined && change.events === undefined) {
+        throw new InvalidArgumentError("give url, events or both", { field: ["body"] });
+      }
+      const events = change.events && chosenEvents(change.events);
+      const url = change.url === undefined ? undefined : await usableUrl(change.url);
+      const updated = await deps.store.updateEndpoint(
+        projectId,
+        endpointId,
+        { url, events },
+        { key: `test/${randomUUID()}`, type: "test", payload: TEST_PAYLOAD },
+      );
+      if (!updated) throw notFound();
+      return updated;
     },
 
     async rotateSecret(

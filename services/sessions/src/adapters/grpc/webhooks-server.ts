@@ -21,6 +21,10 @@ export function webhooksServer(w: Webhooks, log?: HandlerLog): webhooks.Webhooks
         const { endpoint, secret } = await w.create(projectIdOf(req.projectId), req.url, req.events);
         return { endpoint: toProtoEndpoint(endpoint), secret };
       },
+      updateEndpoint: async (req: webhooks.UpdateEndpointRequest): Promise<webhooks.Endpoint> =>
+        toProtoEndpoint(
+          await w.update(projectIdOf(req.projectId), req.endpointId, { url: req.url, events: req.events?.types }),
+        ),
       rotateSecret: async (req: webhooks.EndpointRef): Promise<webhooks.CreatedEndpoint> => {
         const { endpoint, secret } = await w.rotateSecret(projectIdOf(req.projectId), req.endpointId);
         return { endpoint: toProtoEndpoint(endpoint), secret };

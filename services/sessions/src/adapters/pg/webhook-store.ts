@@ -151,6 +151,45 @@ export function createWebhookStore(db: Kysely<SessionsDb>, key: Buffer): Webhook
       });
     },
 
+    async updateEndpoint(projectId, endpointId, { url, events }, test) {
+      return db.transaction().execute(async (trx) => {
+        const before = await trx
+          .selectFrom("webhook_endpoints")
+          .select("url")
+          .where("id", "=", endpointId)
+          .where("project_id", "=", projectId)
+          .where("deleted_at", "is", null)
+          .forUpdate()
+          .executeTakeFirst();
+        if (!before) return undefined;
+        const row = await trx
+          .updateTable("webhook_endpoints")
+          .set({
+            ...(url !== undefined && { url }),
+            ...(events !== undefined && { events: events.length > 0 ? events : null }),
+          })
+          .where("id", "=", endpointId)
+          .returning(["id", "url", "created_at", "events"])
+          .executeTakeFirstOrThrow();
+        if (url !== undefined && url !== before.url) {
+          const now = new Date().toISOString();
+          // What waits for a retry was meant for the new address: no reason to wait out a backoff earned at the old.
+          await trx
+            .updateTable("webhook_deliveries")
+            .set({ next_attempt_at: now })
+            .where("endpoint_id", "=", endpointId)
+            .where("state", "=", "pending")
+            .execute();
+          await enqueueWebhook(
+            trx,
+            { ...test, key: `${test.key}/${endpointId}`, projectId, occurredAt: now },
+            { endpointId },
+          );
+        }
+        return endpointOf(row);
+      });
+    },
+
     async listEndpoints(projectId) {
       const rows = await db
         .selectFrom("webhook_endpoints")

@@ -6,21 +6,33 @@ import { DateTime, queryInt, Uuid } from "../../../schemas/common";
 const WebhookEventType = z.enum(["agent.task.status_update", "run.status_update"]).meta({ id: "WebhookEventType" });
 const Events = z.array(WebhookEventType);
 
+const Url = z
+  .string()
+  .min(1)
+  .max(2_000)
+  .describe(
+    "Where status changes are POSTed (http or https). Loopback, private and link-local addresses are refused " +
+      "unless the operator opened them (WEBHOOK_EGRESS_ALLOW).",
+  );
+
 export const WebhookCreateRequest = z
   .strictObject({
-    url: z
-      .string()
-      .min(1)
-      .max(2_000)
-      .describe(
-        "Where status changes are POSTed (http or https). Loopback, private and link-local addresses are refused " +
-          "unless the operator opened them (WEBHOOK_EGRESS_ALLOW).",
-      ),
+    url: Url,
     events: Events.max(10)
       .optional()
       .describe("The event types to get; left out or empty, every type. The test event comes once either way."),
   })
   .meta({ id: "WebhookCreateRequest" });
+
+export const WebhookUpdateRequest = z
+  .strictObject({
+    url: Url.optional().describe(
+      "A new address, checked as at registration; it gets a test event and what is still pending, at once.",
+    ),
+    events: Events.max(10).optional().describe("The event types to get from now on; empty: every type."),
+  })
+  .refine((body) => body.url !== undefined || body.events !== undefined, "give url, events or both")
+  .meta({ id: "WebhookUpdateRequest" });
 
 const endpointFields = {
   id: Uuid,
