@@ -6,22 +6,32 @@ export interface SeverableLink {
   address: string;
   /** Drops every connection through the link, and every new one until `restore`. */
   cut(): void;
+  /**
+   * Lets no byte through any more, either way, yet closes nothing: a network that silently loses packets, which a
+   * client notices only by a timeout of its own. Its connections stay dead; new ones hang until `restore`.
+   */
+  blackhole(): void;
   restore(): void;
   close(): Promise<void>;
 }
 
 export async function startSeverableLink(target: { host: string; port: number }): Promise<SeverableLink> {
   const open = new Set<Socket>();
-  let isCut = false;
+  let state: "open" | "cut" | "blackhole" = "open";
+  const track = (socket: Socket) => {
+    open.add(socket);
+    socket.on("error", () => undefined);
+    socket.on("close", () => open.delete(socket));
+  };
   const server = createServer((client) => {
-    if (isCut) return void client.destroy();
+    if (state === "cut") return void client.destroy();
+    track(client);
+    if (state === "blackhole") return void client.pause();
     const upstream = connect(target.port, target.host);
+    track(upstream);
     for (const socket of [client, upstream]) {
-      open.add(socket);
       socket.setNoDelay(true);
-      socket.on("error", () => undefined);
       socket.on("close", () => {
-        open.delete(socket);
         client.destroy();
         upstream.destroy();
       });
@@ -37,11 +47,18 @@ export async function startSeverableLink(target: { host: string; port: number })
   return {
     address: `127.0.0.1:${port}`,
     cut() {
-      isCut = true;
+      state = "cut";
       dropAll();
     },
+    blackhole() {
+      state = "blackhole";
+      for (const socket of open) {
+        socket.unpipe();
+        socket.pause();
+      }
+    },
     restore() {
-      isCut = false;
+      state = "open";
     },
     close: () =>
       new Promise((resolve) => {

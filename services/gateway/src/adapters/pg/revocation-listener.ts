@@ -11,19 +11,29 @@ export interface RevocationListenerOptions {
   /** Called after (re)connecting: notices sent while disconnected are lost, so caches must be dropped. */
   onResync(): void;
   log?: { warn(o: object, msg: string): void };
+  /** How often the connection is checked with a query of its own (default 15 s). */
+  heartbeatMs?: number;
+  /** How long a check or a connection attempt may take before the connection counts as lost (default 5 s). */
+  timeoutMs?: number;
 }
 
 /**
  * Listens for key revocations announced by any gateway or the CLI (Postgres NOTIFY), so a revoked key stops working
- * everywhere within moments instead of after the cache TTL. Reconnects on its own.
+ * everywhere within moments instead of after the cache TTL. Reconnects on its own, also when the connection dies
+ * without a word (a failover, a dropped NAT entry): a listener only reads, so only a query of its own can tell.
  */
 export async function startRevocationListener(options: RevocationListenerOptions): Promise<RevocationListener> {
   let closed = false;
   let client: Client | undefined;
   let retry: NodeJS.Timeout | undefined;
+  const timeoutMs = options.timeoutMs ?? 5_000;
 
   async function connect(): Promise<void> {
-    const c = new Client({ connectionString: options.connectionString });
+    const c = new Client({
+      connectionString: options.connectionString,
+      connectionTimeoutMillis: timeoutMs,
+      query_timeout: timeoutMs,
+    });
     c.on("notification", (msg) => {
       if (msg.channel === KEY_REVOKED_CHANNEL && msg.payload) options.onRevoked(msg.payload);
     });
@@ -31,6 +41,7 @@ export async function startRevocationListener(options: RevocationListenerOptions
     c.on("end", () => reconnect(c));
     await c.connect();
     await c.query(`LISTEN ${KEY_REVOKED_CHANNEL}`);
+    if (closed) return void c.end().catch(() => undefined);
     client = c;
     options.onResync();
   }
@@ -38,7 +49,8 @@ export async function startRevocationListener(options: RevocationListenerOptions
   function reconnect(failed: Client) {
     if (closed || client !== failed) return;
     client = undefined;
-    failed.end().catch(() => undefined);
+    // Not end(): on a dead connection it would wait for an answer that never comes.
+    failed.connection.stream.destroy();
     options.log?.warn({}, "revocation listener lost its connection; reconnecting");
     const attempt = () => {
       retry = undefined;
@@ -51,11 +63,30 @@ export async function startRevocationListener(options: RevocationListenerOptions
   }
 
   await connect();
+  let checking = false;
+  const heartbeat = setInterval(() => {
+    const c = client;
+    if (!c || checking) return;
+    checking = true;
+    c.query("select 1")
+      .catch(() => reconnect(c))
+      .finally(() => {
+        checking = false;
+      });
+  }, options.heartbeatMs ?? 15_000);
   return {
     async close() {
+      if (closed) return;
       closed = true;
+      clearInterval(heartbeat);
       if (retry) clearTimeout(retry);
-      await client?.end().catch(() => undefined);
+      const last = client;
+      if (!last) return;
+      // A connection that went silent would never answer the goodbye: it gets timeoutMs, then the socket is closed.
+      const ended = last.end().catch(() => undefined);
+      const gaveUp = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
+      await Promise.race([ended, gaveUp]);
+      last.connection.stream.destroy();
     },
   };
 }
