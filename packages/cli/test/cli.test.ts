@@ -35,8 +35,14 @@ function bas(args: string[], env: Record<string, string> = {}): Promise<{ code: 
     execFile(
       BAS,
       args,
-      { cwd: dataDir, env: { ...inherited, DATA_DIR: dataDir, ...env }, timeout: 30_000 },
-      (e, out, err) => done({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out, err }),
+      { cwd: dataDir, env: { ...inherited, DATA_DIR: dataDir, ...env }, timeout: 60_000 },
+      (e, out, err) =>
+        done({
+          code: e ? Number((e as { code?: number }).code ?? 1) : 0,
+          out,
+          // A call that hangs is killed: its failure says so rather than showing an empty answer.
+          err: e?.killed ? `${err}\n[bas ${args.join(" ")}: killed after 60 s]` : err,
+        }),
     );
   });
 }
@@ -66,7 +72,8 @@ test("projects and API keys by name or id: a key made here works at once and sto
   expect(created.key).toMatchObject({ projectId: project.id, label: "laptop" });
   expect((await stack.request("GET", "/api/v3/sessions", undefined, created.plainKey)).status).toBe(200);
   const listed = await bas(["api-keys", "list", project.id]);
-  expect(listed.out).toContain(created.key.prefix);
+  // The whole answer, so that a failure shows the command's stderr too.
+  expect(listed).toMatchObject({ code: 0, out: expect.stringContaining(created.key.prefix) });
   expect(listed.out).not.toContain(created.plainKey);
   expect((await bas(["api-keys", "revoke", created.key.id])).code).toBe(0);
   expect((await stack.request("GET", "/api/v3/sessions", undefined, created.plainKey)).status).toBe(401);
