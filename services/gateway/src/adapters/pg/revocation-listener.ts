@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "pg";
 import { KEY_REVOKED_CHANNEL } from "./pg-project-store";
 
@@ -83,9 +84,7 @@ export async function startRevocationListener(options: RevocationListenerOptions
       const last = client;
       if (!last) return;
       // A connection that went silent would never answer the goodbye: it gets timeoutMs, then the socket is closed.
-      const ended = last.end().catch(() => undefined);
-      const gaveUp = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
-      await Promise.race([ended, gaveUp]);
+      await Promise.race([last.end().catch(() => undefined), sleep(timeoutMs, undefined, { ref: false })]);
       last.connection.stream.destroy();
     },
   };
