@@ -34,10 +34,10 @@ has() {
 }
 
 # What the service runs, in the order the packages are named below. Browsers are sandboxed with bubblewrap and
-# reached through socat (Linux only); setpriv and runuser (util-linux) drop root for browsers and Postgres; ffmpeg
-# encodes recordings.
+# reached through socat (Linux only), which nsenter starts in a sandbox's network for callers' CDP; setpriv and runuser
+# (util-linux) drop root for browsers and Postgres; ffmpeg encodes recordings.
 programs=(nats-server postgres chromium ffmpeg)
-[ "$kernel" = Linux ] && programs+=(bwrap socat setpriv)
+[ "$kernel" = Linux ] && programs+=(bwrap socat setpriv nsenter)
 missing=()
 for program in "${programs[@]}"; do has "$program" || missing+=("$program"); done
 
@@ -81,12 +81,15 @@ package_of() {
     fedora:ffmpeg) echo ffmpeg-free ;;
     macos:postgres) echo postgresql@16 ;;
     *:bwrap) echo bubblewrap ;;
-    *:setpriv) echo util-linux ;;
+    *:setpriv | *:nsenter) echo util-linux ;;
     *) echo "$1" ;;
   esac
 }
 packages=()
-for program in "${missing[@]}"; do packages+=("$(package_of "$program")"); done
+for program in "${missing[@]}"; do
+  package=$(package_of "$program")
+  [[ " ${packages[*]} " == *" $package "* ]] || packages+=("$package")
+done
 
 case $family in
   debian) install=(apt-get install -y --no-install-recommends "${packages[@]}") ;;

@@ -236,6 +236,17 @@ export async function roundTrips(stack: BrowserStack, total: number, connections
     direct: directUrl(stack, browser.id, `/devtools/page/${target.id}`),
     proxy: `${browser.cdpUrl}/devtools/page/${target.id}`,
   };
+  // What a new connection costs before its first answer, each side in turn.
+  const connect = { direct: [] as number[], proxy: [] as number[] };
+  for (let i = 0; i < CONNECT_SAMPLES; i++) {
+    for (const mode of i % 2 === 0 ? (["direct", "proxy"] as const) : (["proxy", "direct"] as const)) {
+      const started = performance.now();
+      const client = await openCdp(urls[mode]);
+      await client.send("Runtime.evaluate", { expression: "1+1" });
+      connect[mode].push(performance.now() - started);
+      client.close();
+    }
+  }
   const open = async (url: string) => Promise.all(Array.from({ length: connections }, () => openCdp(url)));
   const clients = { direct: await open(urls.direct), proxy: await open(urls.proxy) };
   const elapsed = { direct: 0, proxy: 0 };
@@ -274,6 +285,7 @@ export async function roundTrips(stack: BrowserStack, total: number, connections
     throughput: { direct: calls / (elapsed.direct / 1000), proxy: calls / (elapsed.proxy / 1000) },
     ratio: percentile(ratios, 50),
     ratioCi: medianInterval(ratios),
+    connect: { direct: summarize(connect.direct), proxy: summarize(connect.proxy) },
   };
 }
 
@@ -301,6 +313,10 @@ async function memAvailable(): Promise<number> {
   const info = await readFile("/proc/meminfo", "utf8");
   return Number(info.match(/^MemAvailable:\s+(\d+)/m)?.[1] ?? 0) * 1024;
 }
+
+const RELAYED_CONNECTIONS = 20;
+/** Connections opened (and closed) each side to time the connection itself. */
+const CONNECT_SAMPLES = 30;
 
 /** (d) Memory of idle browsers (all their processes) and of idle CDP connections through the proxy. */
 export async function memory(stack: BrowserStack, browsers: number, connections: number) {
@@ -335,6 +351,14 @@ export async function memory(stack: BrowserStack, browsers: number, connections:
   const after = { proxy: await measure(), chromium: (await treeMemory(group))!.pssBytes };
   for (const c of clients) c.close();
   probe.send({ type: "close" });
+  // As shipped, each caller's connection is a relay process of its own in the browser's sandbox network.
+  const relayed: CdpClient[] = [];
+  for (let i = 0; i < RELAYED_CONNECTIONS; i++) relayed.push(await openCdp(target.cdpUrl));
+  await sleep(1_000);
+  let relayPss = 0;
+  const relays = await findProcessesByArgPrefix("FD:4");
+  for (const { pid } of relays) relayPss += (await treeMemory(pid))?.pssBytes ?? 0;
+  for (const c of relayed) c.close();
   for (const b of made) await stack.request("PATCH", `/api/v4/browsers/${b.id}`, { action: "stop" });
   return {
     browserRssMb: avg("rssBytes") / 2 ** 20,
@@ -346,6 +370,8 @@ export async function memory(stack: BrowserStack, browsers: number, connections:
       connections /
       1024,
     chromiumKbPerConnection: (after.chromium - before.chromium) / connections / 1024,
+    relays: relays.length,
+    relayPssKbPerConnection: relayPss / Math.max(1, relays.length) / 1024,
   };
 }
 

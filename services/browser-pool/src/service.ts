@@ -113,6 +113,7 @@ async function createDriver(config: BrowserPoolConfig, log: Logger): Promise<Bro
         : undefined,
       noSandbox: !config.CHROMIUM_SANDBOX,
       isolatedServices: config.CHROMIUM_ISOLATED_SERVICES,
+      cdpRelay: config.CDP_RELAY_IN_SANDBOX,
       extraArgs: config.CHROMIUM_EXTRA_ARGS,
       locale: { LANG: config.LANG, ...(config.TZ ? { TZ: config.TZ } : {}) },
     });
@@ -192,6 +193,12 @@ export function startBrowserPoolService(
       port: config.CDP_PORT,
       liveFrameAncestors: config.LIVE_VIEW_FRAME_ANCESTORS,
       health: () => state(),
+      onRelayFailure: (failure) =>
+        log.warn(
+          failure,
+          "a CDP relay into a browser's sandbox failed and its caller was disconnected; if nsenter may not enter " +
+            "sandboxes here, set CDP_RELAY_IN_SANDBOX=false",
+        ),
     });
     cleanup.defer(() => cdp.close());
     const cdpPublicUrl = config.CDP_PUBLIC_URL ?? `ws://${config.CDP_HOST}:${cdp.port}`;

@@ -1,6 +1,10 @@
 import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { scrapeMetrics, sumOf } from "@bas/testing";
+import { sql } from "kysely";
 import { chromium } from "playwright-core";
 import puppeteer from "puppeteer-core";
+import { BROWSERS_TABLE } from "../src/adapters/pg/browsers-projection";
 import { handshake } from "./support/cdp-handshake";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
 import { startTestSite, TEST_PAGE_TITLE } from "./support/test-site";
@@ -131,3 +135,122 @@ test("another project's browser is NOT_FOUND, and its stop call changes nothing"
   expect(list.items).toEqual([]);
   expect((await h.client.getBrowser({ projectId: project, browserId: browser.id })).status).toBe("active");
 });
+
+test("as root, a caller's connection is carried by a relay in the browser's own network, as the browser's user, not by browser-pool", async () => {
+  const browser = await create();
+  expect(relaysOfThisProcess()).toEqual([]);
+  const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+  const page = await client.newPage();
+  await page.goto(site.url);
+  expect(await page.title()).toBe(TEST_PAGE_TITLE);
+
+  const relays = relaysOfThisProcess();
+  if (process.getuid?.() !== 0) {
+    // Not root: bubblewrap's network cannot be entered (see sandbox-relay.ts), so the proxy relays itself.
+    expect(relays).toEqual([]);
+    return void (await client.disconnect());
+  }
+  const [relay, ...more] = relays;
+  expect(more).toEqual([]);
+  // Chromium's browser process (its renderers have namespaces of their own, from Chromium's sandbox).
+  const [chromium] = processesWithArg(`--user-data-dir=${h.dataDir}/${browser.id}`).filter((pid) => {
+    const args = read(`/proc/${pid}/cmdline`)?.split("\0") ?? [];
+    return args[0].endsWith("/chromium") && !args.some((arg) => arg.startsWith("--type="));
+  });
+  // The browser's network, not the host's: the relay reaches nothing but the browser's loopback.
+  expect(namespace(relay, "net")).toBe(namespace(chromium, "net"));
+  expect(namespace(relay, "net")).not.toBe(namespace(process.pid, "net"));
+  const status = readFileSync(`/proc/${relay}/status`, "utf8");
+  const browserUid = field(readFileSync(`/proc/${chromium}/status`, "utf8"), "Uid").split(/\s+/)[0];
+  expect(Number(browserUid)).toBeGreaterThan(0);
+  expect(field(status, "Uid").split(/\s+/)).toEqual([browserUid, browserUid, browserUid, browserUid]);
+  expect(field(status, "Groups")).toBe("");
+  expect(field(status, "CapEff")).toBe("0000000000000000");
+
+  await client.disconnect();
+  await eventually(async () => (relaysOfThisProcess().length === 0 ? true : undefined), 5_000, "the relay ended");
+  expect((await h.client.getBrowser({ projectId: project, browserId: browser.id })).status).toBe("active");
+});
+
+test("what relays carry is counted: in the metrics while open and at their end, and in the stop's record", async () => {
+  const browser = await create();
+  // Connections of earlier tests are counted once their relays have ended.
+  const before = await eventually(async () => {
+    const figures = await cdpBytes();
+    return figures.connections === 0 ? figures : undefined;
+  });
+  const first = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+  const page = await first.newPage();
+  // 300 kB to the browser, 200 kB back.
+  expect(await page.evaluate((sent) => sent.length, "a".repeat(300_000))).toBe(300_000);
+  expect((await page.evaluate(() => "b".repeat(200_000))).length).toBe(200_000);
+  const open = await cdpBytes();
+  expect(open.toBrowser - before.toBrowser).toBeGreaterThan(300_000);
+  expect(open.toClient - before.toClient).toBeGreaterThan(200_000);
+  expect(open.connections).toBe(1);
+
+  // Counted again at its end: the metrics keep the same figures, nothing counted twice.
+  await first.disconnect();
+  const ended = await eventually(async () => {
+    const figures = await cdpBytes();
+    return figures.connections === 0 ? figures : undefined;
+  });
+  expect(ended.toBrowser - open.toBrowser).toBeLessThan(10_000);
+  expect(ended.toClient - open.toClient).toBeLessThan(10_000);
+
+  // A second caller still connected at the stop is cut off; what the first carried is in the stop's record.
+  const second = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
+  const disconnected = new Promise<void>((resolve) => second.once("disconnected", () => resolve()));
+  await h.client.stopBrowser({ projectId: project, browserId: browser.id });
+  await disconnected;
+  const row = await eventually(async () => {
+    const { rows } = await sql<{ cdp_bytes_in: string; cdp_bytes_out: string }>`
+      select cdp_bytes_in, cdp_bytes_out from ${sql.table(BROWSERS_TABLE)}
+      where id = ${browser.id} and status = 'stopped'`.execute(h.infra.db);
+    return rows[0];
+  });
+  expect(Number(row.cdp_bytes_in)).toBe(ended.toBrowser - before.toBrowser);
+  expect(Number(row.cdp_bytes_out)).toBe(ended.toClient - before.toClient);
+  await eventually(async () => (relaysOfThisProcess().length === 0 ? true : undefined), 5_000, "the relays ended");
+});
+
+async function cdpBytes() {
+  const samples = await scrapeMetrics(h.service.metricsPort);
+  const node = { node: h.service.nodeId };
+  const figure = (name: string, labels = {}) => sumOf(samples, name, { ...node, ...labels }) ?? 0;
+  return {
+    toBrowser: figure("bas_browser_pool_cdp_bytes_total", { direction: "to_browser" }),
+    toClient: figure("bas_browser_pool_cdp_bytes_total", { direction: "to_client" }),
+    connections: figure("bas_browser_pool_cdp_connections"),
+  };
+}
+
+/** The relay processes browser-pool (running in this test's process) started. */
+function relaysOfThisProcess(): number[] {
+  return processes().filter((pid) => {
+    const stat = read(`/proc/${pid}/stat`);
+    const parent = stat && Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return parent === process.pid && read(`/proc/${pid}/cmdline`)?.startsWith("socat\0FD:3\0FD:4");
+  });
+}
+
+function processesWithArg(prefix: string): number[] {
+  return processes().filter((pid) =>
+    (read(`/proc/${pid}/cmdline`) ?? "").split("\0").some((arg) => arg.startsWith(prefix)),
+  );
+}
+
+const processes = () =>
+  readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number);
+const namespace = (pid: number, kind: string) => readlinkSync(`/proc/${pid}/ns/${kind}`);
+const field = (status: string, name: string) => new RegExp(`^${name}:[ \\t]*(.*)$`, "m").exec(status)?.[1].trim() ?? "";
+
+function read(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}

@@ -252,7 +252,10 @@ export interface BrowserStopped {
   detail?:
     | string
     | undefined;
-  /** CDP bytes through the proxy while this node served the browser: caller to browser and back. */
+  /**
+   * CDP bytes through the proxy while this node served the browser: caller to browser and back. A connection that a
+   * relay in the browser's sandbox carried counts what was counted before the stop (at its end, at a metrics scrape).
+   */
   cdpBytesIn: number;
   cdpBytesOut: number;
 }

@@ -138,10 +138,14 @@ export function createLiveBrowsers(deps: LiveBrowsersDeps) {
 
 export type LiveBrowsers = ReturnType<typeof createLiveBrowsers>;
 
-/** Where the CDP proxy finds a browser's DevTools: a local browser only through its sandbox's socket. */
-function devtoolsOf({ running: { handle } }: Launched) {
+/**
+ * Where the CDP proxy finds a browser's DevTools: a local browser only through its sandbox's socket, or its relay
+ * into the sandbox for callers.
+ */
+function devtoolsOf({ running: { handle, cdpRelay } }: Launched) {
   return {
     devtoolsUrl: handle.devtoolsUrl,
     devtoolsSocket: handle.driver === "local" ? handle.devtoolsSocket : undefined,
+    relay: cdpRelay,
   };
 }

@@ -1,4 +1,4 @@
-import type { EgressAddress, LaunchSpec, RunningBrowser } from "../domain/browser-driver";
+import type { CdpRelay, EgressAddress, LaunchSpec, RunningBrowser } from "../domain/browser-driver";
 import type { BrowserHandle } from "../domain/events";
 import type { BrowserSettings, CustomProxy, ProxyCredentials } from "../domain/browser-settings";
 import type { BrowserView } from "../domain/browser-view";
@@ -71,6 +71,8 @@ export interface CdpEndpointSpec {
   devtoolsUrl: string;
   /** The Unix socket a local browser's DevTools is reached through (its sandbox has no port on this host). */
   devtoolsSocket?: string;
+  /** Carries callers' connections to the browser in place of the proxy's own relaying (local browsers). */
+  relay?: CdpRelay;
   /** The URL callers were given; `/json/version` answers with it. */
   publicUrl: string;
   /**
@@ -81,7 +83,10 @@ export interface CdpEndpointSpec {
 }
 
 export interface CdpEndpoint {
-  /** CDP bytes from callers to the browser (WebSocket frames after the handshake). */
+  /**
+   * CDP bytes from callers to the browser (WebSocket frames after the handshake). A relayed connection's are added
+   * when they are counted: when it ends and when the metrics are read (`CdpTraffic.refresh`).
+   */
   readonly bytesIn: number;
   /** CDP bytes from the browser to callers. */
   readonly bytesOut: number;

@@ -1,3 +1,5 @@
+import type { ChildProcess } from "node:child_process";
+import type { Socket } from "node:net";
 import type { BrowserHandle } from "./events";
 
 /** What a driver needs to launch one browser. */
@@ -35,6 +37,19 @@ export interface RunningBrowser {
   kill(): Promise<void>;
   /** Memory of all its processes; undefined when the driver cannot see them. */
   memory(): Promise<BrowserMemory | undefined>;
+  /** How callers' CDP connections reach the browser without the proxy relaying them; undefined: the proxy relays. */
+  readonly cdpRelay?: CdpRelay;
+}
+
+/** Starts processes that carry one caller's CDP connection each straight to the browser. */
+export interface CdpRelay {
+  /**
+   * A relay for `client`, whose upgrade request was read here: it sends `request` (that request re-addressed to the
+   * browser) on, then copies bytes both ways until either side ends. The relay ending is the connection ending.
+   */
+  start(client: Socket, request: string): ChildProcess;
+  /** No relay starts after this; the running ones are the caller's to end. */
+  close(): void;
 }
 
 /** Port for where browsers run: local processes or Kubernetes pods. */

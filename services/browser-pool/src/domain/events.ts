@@ -64,7 +64,10 @@ export type BrowserStopped = DomainEvent<
     reason: StopReason;
     /** Why, in words, when the reason alone does not say (a crash's exit code, a failed launch). */
     detail: string | null;
-    /** CDP bytes through the proxy while this node served the browser: caller → browser and back. */
+    /**
+     * CDP bytes through the proxy while this node served the browser: caller → browser and back. A relayed
+     * connection's as counted before the stop (`CdpEndpoint.bytesIn`).
+     */
     cdpBytesIn: number;
     cdpBytesOut: number;
   }

@@ -18,6 +18,7 @@ import {
   sandboxCommand,
   sandboxSockets,
 } from "./sandbox";
+import { sandboxRelay } from "./sandbox-relay";
 
 export interface LocalDriverOptions {
   chromiumPath: string;
@@ -28,6 +29,8 @@ export interface LocalDriverOptions {
   noSandbox: boolean;
   /** See `ChromiumArgsOptions.isolatedServices` (default true). */
   isolatedServices?: boolean;
+  /** As root, callers' CDP goes through a relay in each sandbox's network (`sandboxRelay`), not the proxy (default true). */
+  cdpRelay?: boolean;
   launchTimeoutMs?: number;
   /** How often an adopted browser (not our child, so no exit event) is checked for life. */
   pollMs?: number;
@@ -181,9 +184,11 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
       }, pollMs);
       poll.unref();
     }
+    const cdpRelay = options.cdpRelay === false ? undefined : sandboxRelay(handle.pid, handle.uid);
     return {
       id,
       handle,
+      cdpRelay,
       onExit(listener) {
         // A browser that died before anyone listened still reports it.
         if (exitDetail !== undefined) queueMicrotask(() => listener(exitDetail!));
@@ -194,6 +199,7 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
         if (killed) return;
         killed = true;
         clearInterval(poll);
+        cdpRelay?.close();
         signalGroup(handle.pid, "SIGKILL");
         if (childExit) await childExit;
         else await waitUntilGone(handle.pid);

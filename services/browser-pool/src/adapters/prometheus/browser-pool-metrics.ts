@@ -59,9 +59,10 @@ export function createBrowserPoolMetrics(): BrowserPoolPrometheusMetrics {
     help: "CDP bytes through the node's proxy, by direction (to_browser, to_client).",
     labelNames: ["node", "direction"] as const,
     registers,
-    collect() {
+    async collect() {
       if (!node) return;
       // The proxy keeps the totals (plain sums on its hot path): the counter reports them as they are.
+      await node.cdp.refresh();
       this.reset();
       this.inc({ node: node.nodeId, direction: "to_browser" }, node.cdp.bytesToBrowsers);
       this.inc({ node: node.nodeId, direction: "to_client" }, node.cdp.bytesToClients);
