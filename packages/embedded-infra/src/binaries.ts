@@ -101,16 +101,20 @@ export function checkChromiumRuns(path: string): string {
   return printed.trim();
 }
 
-/** Every local browser runs in a bubblewrap sandbox reached through socat, which nsenter starts in its network. */
+/**
+ * Every local browser runs in a bubblewrap sandbox reached through socat, which nsenter starts in its network and ss
+ * counts.
+ */
 export function checkSandboxTools(): void {
-  const missing = ["bwrap", "socat", "nsenter"].filter((tool) => {
+  const missing = ["bwrap", "socat", "nsenter", "ss"].filter((tool) => {
     const found = onPath(tool);
     return !found || !isExecutable(found);
   });
   if (missing.length > 0) {
     throw new MissingBinaryError(
       `${missing.join(", ")} not found: every browser runs in a bubblewrap sandbox reached through socat, which ` +
-        "nsenter starts in the sandbox's network; install them (apt-get install -y bubblewrap socat util-linux)",
+        "nsenter starts in the sandbox's network and ss counts; install them (apt-get install -y bubblewrap socat " +
+        "util-linux iproute2)",
     );
   }
 }

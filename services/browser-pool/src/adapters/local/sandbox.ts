@@ -163,16 +163,16 @@ function foldersFor(path: string): string[] {
 
 /**
  * Throws, saying what to install, when a program every local browser needs is missing: bubblewrap builds the
- * sandbox, socat bridges its two sockets and relays callers' CDP (nsenter starting it in the sandbox's network), and
- * Chromium is the browser.
+ * sandbox, socat bridges its two sockets and relays callers' CDP (nsenter starting it in the sandbox's network, ss
+ * counting its bytes), and Chromium is the browser.
  */
 export function checkSandboxTools(chromiumPath: string): void {
-  const missing = ["bwrap", "socat", "nsenter"].filter((tool) => !canRun(tool));
+  const missing = ["bwrap", "socat", "nsenter", "ss"].filter((tool) => !canRun(tool));
   if (missing.length > 0) {
     throw new Error(
       `${missing.join(", ")} not found: every local browser runs in a bubblewrap sandbox reached through socat, ` +
-        "which nsenter starts in the sandbox's network; install them (Debian/Ubuntu: apt-get install -y bubblewrap " +
-        "socat util-linux; Fedora: dnf install -y bubblewrap socat util-linux)",
+        "which nsenter starts in the sandbox's network and ss counts; install them (Debian/Ubuntu: apt-get install " +
+        "-y bubblewrap socat util-linux iproute2; Fedora: dnf install -y bubblewrap socat util-linux iproute)",
     );
   }
   if (!canRun(chromiumPath)) {
