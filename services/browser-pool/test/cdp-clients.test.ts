@@ -4,6 +4,8 @@ import { scrapeMetrics, sumOf } from "@bas/testing";
 import { sql } from "kysely";
 import { chromium } from "playwright-core";
 import puppeteer from "puppeteer-core";
+import WebSocket from "ws";
+import { RELAYS_PER_BROWSER } from "../src/adapters/cdp/cdp-proxy";
 import { BROWSERS_TABLE } from "../src/adapters/pg/browsers-projection";
 import { handshake } from "./support/cdp-handshake";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
@@ -213,6 +215,35 @@ test("what relays carry is counted: in the metrics while open and at their end, 
   expect(Number(row.cdp_bytes_out)).toBe(ended.toClient - before.toClient);
   await eventually(async () => (relaysOfThisProcess().length === 0 ? true : undefined), 5_000, "the relays ended");
 });
+
+test(`beyond ${RELAYS_PER_BROWSER} relays at once, a browser's callers are carried by browser-pool itself`, async () => {
+  const browser = await create();
+  const clients = await Promise.all(Array.from({ length: RELAYS_PER_BROWSER + 2 }, () => openClient(browser.cdpUrl)));
+  for (const client of clients) expect((await client.ask("Browser.getVersion")).product).toMatch(/Chrome/);
+  expect(relaysOfThisProcess()).toHaveLength(process.getuid?.() === 0 ? RELAYS_PER_BROWSER : 0);
+  for (const client of clients) client.ws.close();
+  await eventually(async () => (relaysOfThisProcess().length === 0 ? true : undefined), 10_000, "the relays ended");
+});
+
+/** A bare CDP client: one WebSocket, one question at a time. */
+async function openClient(url: string) {
+  const ws = new WebSocket(url, { perMessageDeflate: false });
+  await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+  let id = 0;
+  return {
+    ws,
+    ask(method: string): Promise<any> {
+      const asked = ++id;
+      ws.send(JSON.stringify({ id: asked, method }));
+      return new Promise((resolve) =>
+        ws.on("message", (data) => {
+          const answer = JSON.parse(String(data));
+          if (answer.id === asked) resolve(answer.result);
+        }),
+      );
+    },
+  };
+}
 
 async function cdpBytes() {
   const samples = await scrapeMetrics(h.service.metricsPort);

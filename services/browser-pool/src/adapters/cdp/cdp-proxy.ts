@@ -45,6 +45,13 @@ export interface CdpTraffic {
 }
 
 const NOT_FOUND = "Browser not found, stopped, or the credential is wrong";
+/**
+ * Relay processes (`CdpEndpointSpec.relay`) one browser may have at once, and may start a minute. Connections beyond
+ * either are spliced here, which costs no process: a caller opening connections by the hundred, or opening and
+ * closing them in a loop, cannot load the host with processes.
+ */
+export const RELAYS_PER_BROWSER = 10;
+const RELAY_STARTS_PER_MINUTE = 60;
 /** Live viewers of one browser at once. */
 export const MAX_LIVE_VIEWERS = 10;
 
@@ -54,6 +61,8 @@ interface Entry extends CdpEndpoint {
   sockets: Set<Duplex>;
   /** Callers' connections that relay processes carry (`CdpEndpointSpec.relay`). */
   relays: Set<RelayedConnection>;
+  /** Relays started in the current minute, from `since`. */
+  relayStarts: { since: number; count: number };
   /** Live views open on the browser: told when it stops. */
   live: Set<LiveSession>;
   bytesIn: number;
@@ -143,7 +152,7 @@ export async function startCdpProxy(options: {
     const request = handshake(req, path, entry.upstream);
     const socket = client as Socket;
     // A client that sent frames before the answer (none we know does) is relayed here, where they are not lost.
-    if (entry.spec.relay && head.length === 0 && socket.readableLength === 0) {
+    if (entry.spec.relay && head.length === 0 && socket.readableLength === 0 && mayRelay(entry)) {
       return handOff(entry, socket, request, entry.spec.relay);
     }
     const { socketPath, host, port } = entry.upstream;
@@ -201,6 +210,15 @@ export async function startCdpProxy(options: {
       entry.clients -= 1;
       traffic.connections -= 1;
     });
+  }
+
+  function mayRelay(entry: Entry): boolean {
+    if (entry.relays.size >= RELAYS_PER_BROWSER) return false;
+    const now = Date.now();
+    if (now - entry.relayStarts.since >= 60_000) entry.relayStarts = { since: now, count: 0 };
+    if (entry.relayStarts.count >= RELAY_STARTS_PER_MINUTE) return false;
+    entry.relayStarts.count += 1;
+    return true;
   }
 
   function carried(entry: Entry, { bytesIn, bytesOut }: Traffic) {
@@ -303,6 +321,7 @@ export async function startCdpProxy(options: {
         upstream: devtoolsUpstream(spec.devtoolsUrl, spec.devtoolsSocket),
         sockets: new Set(),
         relays: new Set(),
+        relayStarts: { since: 0, count: 0 },
         live: new Set(),
         bytesIn: 0,
         bytesOut: 0,
