@@ -36,7 +36,9 @@ export function sandboxRelay(bwrapPid: number, uid: number | undefined): CdpRela
       if (closed) throw new Error("the browser's sandbox is closed");
       // The network is the relay's descriptor 4 until bash puts the connection to Chromium there.
       const enter = ["--net=/proc/self/fd/4", `--setuid=${uid}`, `--setgid=${uid}`];
-      return spawn("nsenter", [...enter, "--", "bash", "-c", RELAY_SCRIPT], {
+      // setpriv: the relay ends with this process, as the connections it spliced itself would (a restart adopts the
+      // browsers, not their callers' connections).
+      return spawn("nsenter", [...enter, "--", "setpriv", "--pdeathsig", "KILL", "--", "bash", "-c", RELAY_SCRIPT], {
         stdio: ["ignore", "ignore", "pipe", client, network],
         env: { PATH: process.env.PATH, CDP_REQUEST: request },
       });
