@@ -16,13 +16,13 @@ export interface SocketCounts {
   acked: number;
 }
 
+export type SocketCounter = ReturnType<typeof createSocketCounter>;
+
 /**
  * What the kernel counted on accepted TCP connections that another process relayed (this one only holds them open):
  * read with `ss`, one run for every connection asked about in the same turn of the event loop. A connection `ss`
  * does not show (or `ss` failing) counts nothing.
  */
-export type SocketCounter = ReturnType<typeof createSocketCounter>;
-
 export function createSocketCounter(localPort: () => number) {
   let pending: Array<{ peer: Peer; resolve: (counts: SocketCounts) => void }> = [];
 
