@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import { scrapeMetrics, sumOf } from "@bas/testing";
 import { sql } from "kysely";
 import { chromium } from "playwright-core";
 import puppeteer from "puppeteer-core";
 import WebSocket from "ws";
 import { RELAYS_PER_BROWSER } from "../src/adapters/cdp/cdp-proxy";
+import { commandLineOf, findProcessesByArgPrefix, processTree } from "../src/adapters/local/proc-fs";
 import { BROWSERS_TABLE } from "../src/adapters/pg/browsers-projection";
 import { handshake } from "./support/cdp-handshake";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
@@ -140,13 +141,13 @@ test("another project's browser is NOT_FOUND, and its stop call changes nothing"
 
 test("as root, a caller's connection is carried by a relay in the browser's own network, as the browser's user, not by browser-pool", async () => {
   const browser = await create();
-  expect(relaysOfThisProcess()).toEqual([]);
+  expect(await relaysOfThisProcess()).toEqual([]);
   const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
   const page = await client.newPage();
   await page.goto(site.url);
   expect(await page.title()).toBe(TEST_PAGE_TITLE);
 
-  const relays = relaysOfThisProcess();
+  const relays = await relaysOfThisProcess();
   if (process.getuid?.() !== 0) {
     // Not root: bubblewrap's network cannot be entered (see sandbox-relay.ts), so the proxy relays itself.
     expect(relays).toEqual([]);
@@ -154,11 +155,7 @@ test("as root, a caller's connection is carried by a relay in the browser's own 
   }
   const [relay, ...more] = relays;
   expect(more).toEqual([]);
-  // Chromium's browser process (its renderers have namespaces of their own, from Chromium's sandbox).
-  const [chromium] = processesWithArg(`--user-data-dir=${h.dataDir}/${browser.id}`).filter((pid) => {
-    const args = read(`/proc/${pid}/cmdline`)?.split("\0") ?? [];
-    return args[0].endsWith("/chromium") && !args.some((arg) => arg.startsWith("--type="));
-  });
+  const [chromium] = await browserProcess(browser.id);
   // The browser's network, not the host's: the relay reaches nothing but the browser's loopback.
   expect(namespace(relay, "net")).toBe(namespace(chromium, "net"));
   expect(namespace(relay, "net")).not.toBe(namespace(process.pid, "net"));
@@ -170,7 +167,11 @@ test("as root, a caller's connection is carried by a relay in the browser's own 
   expect(field(status, "CapEff")).toBe("0000000000000000");
 
   await client.disconnect();
-  await eventually(async () => (relaysOfThisProcess().length === 0 ? true : undefined), 5_000, "the relay ended");
+  await eventually(
+    async () => ((await relaysOfThisProcess()).length === 0 ? true : undefined),
+    5_000,
+    "the relay ended",
+  );
   expect((await h.client.getBrowser({ projectId: project, browserId: browser.id })).status).toBe("active");
 });
 
@@ -213,16 +214,24 @@ test("what relays carry is counted: in the metrics while open and at their end, 
   });
   expect(Number(row.cdp_bytes_in)).toBe(ended.toBrowser - before.toBrowser);
   expect(Number(row.cdp_bytes_out)).toBe(ended.toClient - before.toClient);
-  await eventually(async () => (relaysOfThisProcess().length === 0 ? true : undefined), 5_000, "the relays ended");
+  await eventually(
+    async () => ((await relaysOfThisProcess()).length === 0 ? true : undefined),
+    5_000,
+    "the relays ended",
+  );
 });
 
 test(`beyond ${RELAYS_PER_BROWSER} relays at once, a browser's callers are carried by browser-pool itself`, async () => {
   const browser = await create();
   const clients = await Promise.all(Array.from({ length: RELAYS_PER_BROWSER + 2 }, () => openClient(browser.cdpUrl)));
   for (const client of clients) expect((await client.ask("Browser.getVersion")).product).toMatch(/Chrome/);
-  expect(relaysOfThisProcess()).toHaveLength(process.getuid?.() === 0 ? RELAYS_PER_BROWSER : 0);
+  expect(await relaysOfThisProcess()).toHaveLength(process.getuid?.() === 0 ? RELAYS_PER_BROWSER : 0);
   for (const client of clients) client.ws.close();
-  await eventually(async () => (relaysOfThisProcess().length === 0 ? true : undefined), 10_000, "the relays ended");
+  await eventually(
+    async () => ((await relaysOfThisProcess()).length === 0 ? true : undefined),
+    10_000,
+    "the relays ended",
+  );
 });
 
 /** A bare CDP client: one WebSocket, one question at a time. */
@@ -256,32 +265,25 @@ async function cdpBytes() {
   };
 }
 
-/** The relay processes browser-pool (running in this test's process) started. */
-function relaysOfThisProcess(): number[] {
-  return processes().filter((pid) => {
-    const stat = read(`/proc/${pid}/stat`);
-    const parent = stat && Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    return parent === process.pid && read(`/proc/${pid}/cmdline`)?.startsWith("socat\0FD:3\0FD:4");
-  });
+/** Chromium's browser process (its renderers have namespaces of their own, from Chromium's sandbox). */
+async function browserProcess(browserId: string): Promise<number[]> {
+  const found = await findProcessesByArgPrefix(`--user-data-dir=${h.dataDir}/${browserId}`);
+  const browsers: number[] = [];
+  for (const { pid } of found) {
+    const args = (await commandLineOf(pid)) ?? [];
+    if (args[0].endsWith("/chromium") && !args.some((arg) => arg.startsWith("--type="))) browsers.push(pid);
+  }
+  return browsers;
 }
 
-function processesWithArg(prefix: string): number[] {
-  return processes().filter((pid) =>
-    (read(`/proc/${pid}/cmdline`) ?? "").split("\0").some((arg) => arg.startsWith(prefix)),
-  );
+/** The relay processes browser-pool (running in this test's process) started: its children running socat. */
+async function relaysOfThisProcess(): Promise<number[]> {
+  const relays: number[] = [];
+  for (const pid of await processTree(process.pid)) {
+    if ((await commandLineOf(pid))?.join(" ") === "socat FD:3 FD:4") relays.push(pid);
+  }
+  return relays;
 }
 
-const processes = () =>
-  readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number);
 const namespace = (pid: number, kind: string) => readlinkSync(`/proc/${pid}/ns/${kind}`);
 const field = (status: string, name: string) => new RegExp(`^${name}:[ \\t]*(.*)$`, "m").exec(status)?.[1].trim() ?? "";
-
-function read(path: string): string | undefined {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return undefined;
-  }
-}
