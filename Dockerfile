@@ -83,13 +83,13 @@ CMD ["node", "--enable-source-maps", "dist/billing/main.js"]
 
 FROM service AS browser-pool
 # Chromium, fonts for Latin, CJK and emoji pages, and ffmpeg for recordings; for the local driver (browsers in
-# bubblewrap sandboxes on this container) also bubblewrap, socat, util-linux (setpriv, nsenter) and iproute2 (ss), as
-# scripts/setup.sh installs.
+# bubblewrap sandboxes on this container) also bubblewrap, socat, util-linux (setpriv), perl-base (the CDP relays; in
+# every Debian image already) and iproute2 (ss), as scripts/setup.sh installs.
 USER root
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
         chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji ffmpeg \
-        bubblewrap socat util-linux iproute2 \
+        bubblewrap socat util-linux perl-base iproute2 \
     && rm -rf /var/lib/apt/lists/*
 USER 1000:1000
 COPY --from=build /app/dist/browser-pool ./dist/browser-pool

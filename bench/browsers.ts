@@ -161,10 +161,15 @@ async function main() {
             },
           });
           if (connections === 1) {
-            console.log(
-              `a new connection to its first answer, p50 / p95 (ms): direct ${f(r.connect.direct.p50)} / ` +
-                `${f(r.connect.direct.p95)}, proxy ${f(r.connect.proxy.p50)} / ${f(r.connect.proxy.p95)}`,
-            );
+            for (const [when, { direct, proxy }] of [
+              ["the machine quiet", r.connect],
+              ["back to back", r.connectBackToBack],
+            ] as const) {
+              console.log(
+                `a new connection to its first answer, ${when}, p50 / p95 (ms): direct ${f(direct.p50)} / ` +
+                  `${f(direct.p95)}, proxy ${f(proxy.p50)} / ${f(proxy.p95)}`,
+              );
+            }
           }
           const gated = connections === 5 && relayInSandbox;
           const note = gated ? "" : ", for information";
@@ -202,6 +207,7 @@ async function main() {
         [`idle CDP connection, relay in the sandbox (${m.relays} open)`]: {
           "relay PSS": `${f(m.relayPssKbPerConnection, 1)} KB`,
         },
+        "relay host (one for all browsers)": { "relay PSS": `${f(m.relayHostPssKb, 1)} KB` },
       });
     }
     if (!skip.has("e")) {

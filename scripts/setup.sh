@@ -34,10 +34,10 @@ has() {
 }
 
 # What the service runs, in the order the packages are named below. Browsers are sandboxed with bubblewrap and
-# reached through socat (Linux only), which nsenter starts in a sandbox's network for callers' CDP (ss counts its
-# bytes); setpriv and runuser (util-linux) drop root for browsers and Postgres; ffmpeg encodes recordings.
+# reached through socat (Linux only); Perl relays callers' CDP into a sandbox's network (ss counts its bytes);
+# setpriv and runuser (util-linux) drop root for browsers and Postgres; ffmpeg encodes recordings.
 programs=(nats-server postgres chromium ffmpeg)
-[ "$kernel" = Linux ] && programs+=(bwrap socat setpriv nsenter ss)
+[ "$kernel" = Linux ] && programs+=(bwrap socat setpriv perl ss)
 missing=()
 for program in "${programs[@]}"; do has "$program" || missing+=("$program"); done
 
@@ -80,9 +80,11 @@ package_of() {
     fedora:postgres) echo postgresql-server ;;
     fedora:ffmpeg) echo ffmpeg-free ;;
     fedora:ss) echo iproute ;;
+    debian:perl) echo perl-base ;;
+    fedora:perl) echo perl-interpreter ;;
     macos:postgres) echo postgresql@16 ;;
     *:bwrap) echo bubblewrap ;;
-    *:setpriv | *:nsenter) echo util-linux ;;
+    *:setpriv) echo util-linux ;;
     *:ss) echo iproute2 ;;
     *) echo "$1" ;;
   esac

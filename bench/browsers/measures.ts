@@ -13,6 +13,7 @@ import {
   processGroupOf,
 } from "../../services/browser-pool/src/adapters/local/proc-fs";
 import { browserSocketsOf } from "../../services/browser-pool/src/adapters/local/local-driver";
+import { RELAY_HOST_PROGRAM } from "../../services/browser-pool/src/adapters/local/relay-program";
 import { quietMachine } from "../support/quiet";
 import { percentile, summarize } from "../support/stats";
 import { type CdpClient, openCdp } from "./cdp-client";
@@ -236,15 +237,23 @@ export async function roundTrips(stack: BrowserStack, total: number, connections
     direct: directUrl(stack, browser.id, `/devtools/page/${target.id}`),
     proxy: `${browser.cdpUrl}/devtools/page/${target.id}`,
   };
-  // What a new connection costs before its first answer, each side in turn.
+  // What a new connection costs before its first answer, each side in turn: once the machine has gone quiet, as a
+  // caller connects after its browser was handed out, and back to back, as one that reconnects at once.
   const connect = { direct: [] as number[], proxy: [] as number[] };
-  for (let i = 0; i < CONNECT_SAMPLES; i++) {
-    for (const mode of i % 2 === 0 ? (["direct", "proxy"] as const) : (["proxy", "direct"] as const)) {
-      const started = performance.now();
-      const client = await openCdp(urls[mode]);
-      await client.send("Runtime.evaluate", { expression: "1+1" });
-      connect[mode].push(performance.now() - started);
-      client.close();
+  const backToBack = { direct: [] as number[], proxy: [] as number[] };
+  for (const [samples, pause] of [
+    [connect, true],
+    [backToBack, false],
+  ] as const) {
+    for (let i = 0; i < CONNECT_SAMPLES; i++) {
+      for (const mode of i % 2 === 0 ? (["direct", "proxy"] as const) : (["proxy", "direct"] as const)) {
+        if (pause) await quietMachine();
+        const started = performance.now();
+        const client = await openCdp(urls[mode]);
+        await client.send("Runtime.evaluate", { expression: "1+1" });
+        samples[mode].push(performance.now() - started);
+        client.close();
+      }
     }
   }
   const open = async (url: string) => Promise.all(Array.from({ length: connections }, () => openCdp(url)));
@@ -286,6 +295,7 @@ export async function roundTrips(stack: BrowserStack, total: number, connections
     ratio: percentile(ratios, 50),
     ratioCi: medianInterval(ratios),
     connect: { direct: summarize(connect.direct), proxy: summarize(connect.proxy) },
+    connectBackToBack: { direct: summarize(backToBack.direct), proxy: summarize(backToBack.proxy) },
   };
 }
 
@@ -316,7 +326,7 @@ async function memAvailable(): Promise<number> {
 
 const RELAYED_CONNECTIONS = 20;
 /** Connections opened (and closed) each side to time the connection itself. */
-const CONNECT_SAMPLES = 30;
+const CONNECT_SAMPLES = 20;
 
 /** (d) Memory of idle browsers (all their processes) and of idle CDP connections through the proxy. */
 export async function memory(stack: BrowserStack, browsers: number, connections: number) {
@@ -355,9 +365,14 @@ export async function memory(stack: BrowserStack, browsers: number, connections:
   const relayed: CdpClient[] = [];
   for (let i = 0; i < RELAYED_CONNECTIONS; i++) relayed.push(await openCdp(target.cdpUrl));
   await sleep(1_000);
-  let relayPss = 0;
-  const relays = await findProcessesByArgPrefix("FD:4");
-  for (const { pid } of relays) relayPss += (await treeMemory(pid))?.pssBytes ?? 0;
+  // The relay host is root; the relays it forked are the browser's user.
+  const relays = { carrying: { count: 0, pss: 0 }, host: { count: 0, pss: 0 } };
+  for (const { pid } of await findProcessesByArgPrefix(RELAY_HOST_PROGRAM)) {
+    const status = await readFile(`/proc/${pid}/status`, "utf8");
+    const kind = /^Uid:\s+0\s/m.test(status) ? relays.host : relays.carrying;
+    kind.count += 1;
+    kind.pss += (await treeMemory(pid))?.pssBytes ?? 0;
+  }
   for (const c of relayed) c.close();
   for (const b of made) await stack.request("PATCH", `/api/v4/browsers/${b.id}`, { action: "stop" });
   return {
@@ -370,8 +385,9 @@ export async function memory(stack: BrowserStack, browsers: number, connections:
       connections /
       1024,
     chromiumKbPerConnection: (after.chromium - before.chromium) / connections / 1024,
-    relays: relays.length,
-    relayPssKbPerConnection: relayPss / Math.max(1, relays.length) / 1024,
+    relays: relays.carrying.count,
+    relayPssKbPerConnection: relays.carrying.pss / Math.max(1, relays.carrying.count) / 1024,
+    relayHostPssKb: relays.host.pss / 1024,
   };
 }
 

@@ -59,7 +59,15 @@ test.each(SERVICES)("%s: node_modules from the production install only, and its 
 test("the browser images carry Chromium, the fonts and ffmpeg; browser-pool the local driver's sandbox tools", () => {
   expect(aptPackages("chromium")).toEqual(expect.arrayContaining([...BROWSER_PACKAGES, "ffmpeg", "socat"]));
   expect(aptPackages("browser-pool")).toEqual(
-    expect.arrayContaining([...BROWSER_PACKAGES, "ffmpeg", "bubblewrap", "socat", "util-linux", "iproute2"]),
+    expect.arrayContaining([
+      ...BROWSER_PACKAGES,
+      "ffmpeg",
+      "bubblewrap",
+      "socat",
+      "util-linux",
+      "perl-base",
+      "iproute2",
+    ]),
   );
   expect(aptPackages("runner")).toEqual(expect.arrayContaining(["bubblewrap", "socat"]));
 });

@@ -102,19 +102,19 @@ export function checkChromiumRuns(path: string): string {
 }
 
 /**
- * Every local browser runs in a bubblewrap sandbox reached through socat, which nsenter starts in its network and ss
- * counts.
+ * Every local browser runs in a bubblewrap sandbox reached through socat, callers' CDP relayed into it by Perl and
+ * counted by ss.
  */
 export function checkSandboxTools(): void {
-  const missing = ["bwrap", "socat", "nsenter", "ss"].filter((tool) => {
+  const missing = ["bwrap", "socat", "perl", "ss"].filter((tool) => {
     const found = onPath(tool);
     return !found || !isExecutable(found);
   });
   if (missing.length > 0) {
     throw new MissingBinaryError(
-      `${missing.join(", ")} not found: every browser runs in a bubblewrap sandbox reached through socat, which ` +
-        "nsenter starts in the sandbox's network and ss counts; install them (apt-get install -y bubblewrap socat " +
-        "util-linux iproute2)",
+      `${missing.join(", ")} not found: every browser runs in a bubblewrap sandbox reached through socat, callers' ` +
+        "CDP relayed into it by Perl and counted by ss; install them (apt-get install -y bubblewrap socat perl-base " +
+        "iproute2)",
     );
   }
 }

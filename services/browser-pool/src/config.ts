@@ -121,10 +121,10 @@ const browserPoolEnv = {
    */
   CHROMIUM_ISOLATED_SERVICES: flag(true),
   /**
-   * As root, callers' CDP connections are carried by a relay started in each browser's sandbox network (nsenter and
-   * socat), so browser-pool's own process is not in their path: ~97 % of the throughput of the sandbox's own DevTools
-   * socket, against ~80 % when false (browser-pool relays them itself), for 10–20 ms more on each new connection (the
-   * relay's start). False where nsenter may not enter sandboxes.
+   * As root, callers' CDP connections are carried by relays in each browser's sandbox network (Perl processes a relay
+   * host beside browser-pool forks), so browser-pool's own process is not in their path: the throughput of the
+   * sandbox's own DevTools socket, against ~75 % when false (browser-pool relays them itself). False where a process
+   * may not enter a sandbox's network (setns).
    */
   CDP_RELAY_IN_SANDBOX: flag(true),
   /** When browser-pool runs as root, each browser runs as its own user from this range (no passwd entry needed). */

@@ -196,8 +196,8 @@ export function startBrowserPoolService(
       onRelayFailure: (failure) =>
         log.warn(
           failure,
-          "a CDP relay into a browser's sandbox failed and its caller was disconnected; if nsenter may not enter " +
-            "sandboxes here, set CDP_RELAY_IN_SANDBOX=false",
+          "a CDP relay into a browser's sandbox failed and its caller was disconnected; if relays may not enter " +
+            "sandboxes' networks here (setns), set CDP_RELAY_IN_SANDBOX=false",
         ),
     });
     cleanup.defer(() => cdp.close());

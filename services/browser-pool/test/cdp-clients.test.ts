@@ -7,6 +7,7 @@ import puppeteer from "puppeteer-core";
 import WebSocket from "ws";
 import { RELAYS_PER_BROWSER } from "../src/adapters/cdp/cdp-proxy";
 import { commandLineOf, findProcessesByArgPrefix, processTree } from "../src/adapters/local/proc-fs";
+import { RELAY_HOST_PROGRAM } from "../src/adapters/local/relay-program";
 import { BROWSERS_TABLE } from "../src/adapters/pg/browsers-projection";
 import { handshake } from "./support/cdp-handshake";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
@@ -156,6 +157,10 @@ test("as root, a caller's connection is carried by a relay in the browser's own 
   const [relay, ...more] = relays;
   expect(more).toEqual([]);
   const [chromium] = await browserProcess(browser.id);
+  // Forked by browser-pool's relay host (root, beside it), which starts no program for a caller.
+  const host = Number(field(readFileSync(`/proc/${relay}/status`, "utf8"), "PPid"));
+  expect(Number(field(readFileSync(`/proc/${host}/status`, "utf8"), "PPid"))).toBe(process.pid);
+  expect(await commandLineOf(host)).toEqual(await commandLineOf(relay));
   // The browser's network, not the host's: the relay reaches nothing but the browser's loopback.
   expect(namespace(relay, "net")).toBe(namespace(chromium, "net"));
   expect(namespace(relay, "net")).not.toBe(namespace(process.pid, "net"));
@@ -163,7 +168,8 @@ test("as root, a caller's connection is carried by a relay in the browser's own 
   const browserUid = field(readFileSync(`/proc/${chromium}/status`, "utf8"), "Uid").split(/\s+/)[0];
   expect(Number(browserUid)).toBeGreaterThan(0);
   expect(field(status, "Uid").split(/\s+/)).toEqual([browserUid, browserUid, browserUid, browserUid]);
-  expect(field(status, "Groups")).toBe("");
+  expect(field(status, "Gid").split(/\s+/)).toEqual([browserUid, browserUid, browserUid, browserUid]);
+  expect(field(status, "Groups")).toBe(browserUid);
   expect(field(status, "CapEff")).toBe("0000000000000000");
 
   await client.disconnect();
@@ -276,11 +282,16 @@ async function browserProcess(browserId: string): Promise<number[]> {
   return browsers;
 }
 
-/** The relay processes browser-pool (running in this test's process) started: its children running socat. */
+/**
+ * The relays carrying callers for browser-pool (running in this test's process): processes its relay host forked
+ * that have become a browser's user.
+ */
 async function relaysOfThisProcess(): Promise<number[]> {
   const relays: number[] = [];
   for (const pid of await processTree(process.pid)) {
-    if ((await commandLineOf(pid))?.join(" ") === "socat FD:3 FD:4") relays.push(pid);
+    const [program, flag, script] = (await commandLineOf(pid)) ?? [];
+    if (program !== "perl" || flag !== "-e" || script !== RELAY_HOST_PROGRAM) continue;
+    if (field(readFileSync(`/proc/${pid}/status`, "utf8"), "Uid").split(/\s+/)[0] !== "0") relays.push(pid);
   }
   return relays;
 }

@@ -1,4 +1,3 @@
-import type { ChildProcess } from "node:child_process";
 import type { Socket } from "node:net";
 import type { BrowserHandle } from "./events";
 
@@ -41,15 +40,23 @@ export interface RunningBrowser {
   readonly cdpRelay?: CdpRelay;
 }
 
-/** Starts processes that carry one caller's CDP connection each straight to the browser. */
+/** Carries callers' CDP connections straight to the browser, each in a process of its own. */
 export interface CdpRelay {
   /**
    * A relay for `client`, whose upgrade request was read here: it sends `request` (that request re-addressed to the
    * browser) on, then copies bytes both ways until either side ends. The relay ending is the connection ending.
    */
-  start(client: Socket, request: string): ChildProcess;
+  start(client: Socket, request: string): RelayRun;
   /** No relay starts after this; the running ones are the caller's to end. */
   close(): void;
+}
+
+/** One caller's connection being carried. */
+export interface RelayRun {
+  /** Ends it at once. */
+  kill(): void;
+  /** Resolves when it has ended: with what the relay said when it failed rather than saw either side end. */
+  readonly ended: Promise<{ failure?: string }>;
 }
 
 /** Port for where browsers run: local processes or Kubernetes pods. */

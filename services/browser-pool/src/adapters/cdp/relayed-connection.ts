@@ -1,7 +1,6 @@
-import type { ChildProcess } from "node:child_process";
 import type { Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { CdpRelay } from "../../domain/browser-driver";
+import type { CdpRelay, RelayRun } from "../../domain/browser-driver";
 import type { SocketCounter } from "./socket-counts";
 
 const COUNT_AFTER_KILL_MS = 1_000;
@@ -42,9 +41,9 @@ export function relayConnection(
   (client as unknown as { _handle?: { readStop?: () => void } })._handle?.readStop?.();
   client.setNoDelay(true);
   client.on("error", () => undefined);
-  let child: ChildProcess;
+  let run: RelayRun;
   try {
-    child = relay.start(client, request);
+    run = relay.start(client, request);
   } catch {
     return undefined;
   }
@@ -52,10 +51,10 @@ export function relayConnection(
   const requestBytes = client.bytesRead;
   const counted: Traffic = { bytesIn: 0, bytesOut: 0 };
   async function count(): Promise<Traffic> {
-    const { received, acked } = await counter.countsOf(peer);
+    const { received, sent } = await counter.countsOf(peer);
     const added = {
       bytesIn: Math.max(0, received - requestBytes - counted.bytesIn),
-      bytesOut: Math.max(0, acked - counted.bytesOut),
+      bytesOut: Math.max(0, sent - counted.bytesOut),
     };
     counted.bytesIn += added.bytesIn;
     counted.bytesOut += added.bytesOut;
@@ -63,32 +62,21 @@ export function relayConnection(
   }
   let killed = false;
   let abandoned = false;
-  let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    if (stderr.length < 1_000) stderr += chunk.toString();
-  });
-  const ended = new Promise<Traffic & { failure?: string }>((resolve) => {
-    let done = false;
-    const end = async (failure?: string) => {
-      if (done) return;
-      done = true;
-      // A stop kills a browser's relays right before it is answered: counting them (an `ss` run, which needs the
-      // connection still open) waits until after, and the caller sees the connection close then.
-      if (killed) await sleep(COUNT_AFTER_KILL_MS, undefined, { ref: false });
-      const last = abandoned ? { bytesIn: 0, bytesOut: 0 } : await count();
-      client.destroy();
-      resolve({ ...last, failure });
-    };
-    child.once("exit", (code, signal) => void end(code !== 0 && signal === null ? stderr.trim() : undefined));
-    child.once("error", (err) => void end(err.message));
+  const ended = run.ended.then(async ({ failure }) => {
+    // A stop kills a browser's relays right before it is answered: counting them (an `ss` run, which needs the
+    // connection still open) waits until after, and the caller sees the connection close then.
+    if (killed) await sleep(COUNT_AFTER_KILL_MS, undefined, { ref: false });
+    const last = abandoned ? { bytesIn: 0, bytesOut: 0 } : await count();
+    client.destroy();
+    return { ...last, failure };
   });
   function kill() {
     killed = true;
-    child.kill("SIGKILL");
+    run.kill();
   }
   function abandon() {
     abandoned = true;
-    child.kill("SIGKILL");
+    run.kill();
     client.destroy();
   }
   return { count, kill, abandon, ended };

@@ -12,8 +12,8 @@ export interface Peer {
 export interface SocketCounts {
   /** Bytes the kernel received on the connection, from its start. */
   received: number;
-  /** Bytes sent on it that the peer acknowledged. */
-  acked: number;
+  /** Bytes sent on it, each once (retransmissions left out): unlike the bytes acknowledged, not behind by a delayed ACK. */
+  sent: number;
 }
 
 export type SocketCounter = ReturnType<typeof createSocketCounter>;
@@ -30,7 +30,7 @@ export function createSocketCounter(localPort: () => number) {
     const batch = pending;
     pending = [];
     const byPeer = await readCounts(localPort).catch(() => new Map<string, SocketCounts>());
-    for (const { peer, resolve } of batch) resolve(byPeer.get(peerKey(peer)) ?? { received: 0, acked: 0 });
+    for (const { peer, resolve } of batch) resolve(byPeer.get(peerKey(peer)) ?? { received: 0, sent: 0 });
   }
 
   return {
@@ -52,7 +52,7 @@ async function readCounts(localPort: () => number): Promise<Map<string, SocketCo
     const at = peer.lastIndexOf(":");
     counts.set(peerKey({ address: peer.slice(0, at), port: Number(peer.slice(at + 1)) }), {
       received: figure(line, "bytes_received"),
-      acked: figure(line, "bytes_acked"),
+      sent: figure(line, "bytes_sent") - figure(line, "bytes_retrans"),
     });
   }
   return counts;

@@ -163,16 +163,16 @@ function foldersFor(path: string): string[] {
 
 /**
  * Throws, saying what to install, when a program every local browser needs is missing: bubblewrap builds the
- * sandbox, socat bridges its two sockets and relays callers' CDP (nsenter starting it in the sandbox's network, ss
- * counting its bytes), and Chromium is the browser.
+ * sandbox, socat bridges its two sockets, Perl relays callers' CDP into it (ss counting their bytes), and Chromium is
+ * the browser.
  */
 export function checkSandboxTools(chromiumPath: string): void {
-  const missing = ["bwrap", "socat", "nsenter", "ss"].filter((tool) => !canRun(tool));
+  const missing = ["bwrap", "socat", "perl", "ss"].filter((tool) => !canRun(tool));
   if (missing.length > 0) {
     throw new Error(
       `${missing.join(", ")} not found: every local browser runs in a bubblewrap sandbox reached through socat, ` +
-        "which nsenter starts in the sandbox's network and ss counts; install them (Debian/Ubuntu: apt-get install " +
-        "-y bubblewrap socat util-linux iproute2; Fedora: dnf install -y bubblewrap socat util-linux iproute)",
+        "callers' CDP relayed into it by Perl and counted by ss; install them (Debian/Ubuntu: apt-get install -y " +
+        "bubblewrap socat perl-base iproute2; Fedora: dnf install -y bubblewrap socat perl-interpreter iproute)",
     );
   }
   if (!canRun(chromiumPath)) {
