@@ -1,5 +1,10 @@
-import { billing, gateway, runner, webhooks } from "@bas/proto";
-import { connectClient } from "@bas/service-kit";
+// The four contracts the CLI speaks and the gRPC client alone, not the packages' indexes: every command is a process
+// of its own, and loading every contract and all of service-kit took 1.3 s of a `bas help` (now ~0.5 s).
+import * as billing from "@bas/proto/gen/bas/v1/billing";
+import * as gateway from "@bas/proto/gen/bas/v1/gateway";
+import * as runner from "@bas/proto/gen/bas/v1/runner";
+import * as webhooks from "@bas/proto/gen/bas/v1/webhooks";
+import { connectClient } from "@bas/service-kit/grpc-client";
 import { loadStackEnv } from "./stack-env";
 
 /** The user's mistake or a refusal that needs no stack trace: printed as is, exit code 1. */

@@ -1,5 +1,5 @@
 import { status } from "@grpc/grpc-js";
-import { ClientError } from "@bas/service-kit";
+import { ClientError } from "@bas/service-kit/grpc-client";
 import { Command, CommanderError } from "commander";
 import { addBillingCommands } from "./commands/billing";
 import { addProjectCommands } from "./commands/projects";

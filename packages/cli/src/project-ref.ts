@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import type { gateway } from "@bas/proto";
-import { ClientError } from "@bas/service-kit";
+import { ClientError } from "@bas/service-kit/grpc-client";
 import { CliError, type Clients } from "./clients";
 
 /**

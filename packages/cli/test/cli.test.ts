@@ -6,7 +6,7 @@ import { type AgentStack, startAgentStack } from "../../../test/e2e/support/agen
 
 const BAS = resolve(__dirname, "../../../node_modules/.bin/bas");
 
-// Each `bas` call is a process of its own that loads the CLI (about 3 s on an idle 2-core machine, several times that
+// Each `bas` call is a process of its own that loads the CLI (0.6-0.8 s on an idle 2-core machine, several times that
 // beside the rest of the suite), and a test makes up to a dozen: the time they take is not what is tested here.
 jest.setTimeout(240_000);
 

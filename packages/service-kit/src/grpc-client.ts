@@ -8,7 +8,6 @@ import {
   type ServiceError as GrpcServiceError,
   status,
 } from "@grpc/grpc-js";
-import { service as healthService } from "grpc-health-check";
 import { ERROR_FIELD_KEY, ERROR_KIND_KEY } from "./grpc-handler";
 
 /** A failed call, as the caller sees it: the status, the server's message and the error kind it sent. */
@@ -137,11 +136,16 @@ export async function onReplicaWithRoom<T>(call: () => Promise<T>, replicas: num
   }
 }
 
-const HealthClient = makeGenericClientConstructor(healthService as any, "Health");
+let HealthClient: ReturnType<typeof makeGenericClientConstructor> | undefined;
+/** Loaded on first use: grpc-health-check takes ~90 ms to load, which a command-line call that never asks pays too. */
+async function healthClientClass() {
+  HealthClient ??= makeGenericClientConstructor((await import("grpc-health-check")).service as any, "Health");
+  return HealthClient;
+}
 
 /** Asks a server's grpc.health.v1 service whether it is SERVING. Never throws. */
 export async function checkGrpcHealth(address: string, timeoutMs = 2_000): Promise<boolean> {
-  const client = new HealthClient(address, credentials.createInsecure()) as any;
+  const client = new (await healthClientClass())(address, credentials.createInsecure()) as any;
   try {
     return await new Promise<boolean>((resolve) => {
       client.Check({ service: "" }, { deadline: new Date(Date.now() + timeoutMs) }, (err: unknown, res: any) =>

@@ -82,6 +82,11 @@ export interface BrowserPoolServiceDeps {
   profileSaveGraceMs?: number;
   /** Wraps the blob store this service opens (tests make it fail for a while). */
   wrapBlobs?: (blobs: BlobStore) => BlobStore;
+  /**
+   * How long the warm pool waits to refill while idle browsers remain (default 1 s; tests that wait for it to be full
+   * round after round have it start at once).
+   */
+  spareRefillDelayMs?: number;
 }
 
 export interface BrowserPoolService {
@@ -235,6 +240,7 @@ export function startBrowserPoolService(
       launch: (id) => launcher.launchWarm(id),
       newId,
       log,
+      spareRefillDelayMs: deps.spareRefillDelayMs,
     });
     cleanup.defer(() => warm.close());
     const ownBlobs = await createNatsBlobStore({
