@@ -82,7 +82,8 @@ describe("a project's limit across nodes", () => {
   const LIMIT = 3;
   /**
    * Each test below waits for some twenty launches to refill both warm pools: ~30 s alone on a slow 2-core machine
-   * (a cold launch ~1-1.5 s there), beyond 60 s beside other test files. Their budget is that work's, not the suite's 60 s.
+   * (a cold launch ~1-1.5 s there), beyond 60 s beside other test files. Their budget is that work's, not the
+   * suite's 60 s.
    */
   const LAUNCH_BOUND_MS = 180_000;
   // The refill starts as soon as a browser is taken, rather than a second later: these tests wait for it every round.
