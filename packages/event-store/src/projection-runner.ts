@@ -27,8 +27,9 @@ export interface ProjectionRunnerDeps {
   /** How long JetStream waits for an ack before redelivering; short in tests. */
   ackWaitMs?: number;
   /**
-   * Runs after a batch's transaction committed and before it is acked, with the batch's last sequence and its events:
-   * the moment the read model shows them (used to tell caches what changed, and as a crash seam in tests).
+   * Runs after a batch's transaction committed and before it is acked, with the events it applied and the last one's
+   * sequence: the moment the read model shows them (used to tell caches what changed, and as a crash seam in tests).
+   * Each event comes once, also when its message is delivered again.
    */
   afterCommit?: (sequence: number, events: readonly StoredEvent[]) => Promise<void> | void;
 }
@@ -172,13 +173,16 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
     return (await checkpointRow()).sequence;
   }
 
-  /** Applies a batch in one transaction; events at or below the checkpoint were applied before a crash: skipped. */
-  async function applyBatch(events: StoredEvent[]): Promise<void> {
-    await db.transaction().execute(async (trx) => {
+  /**
+   * Applies a batch in one transaction and returns the events it applied: those at or below the checkpoint were applied
+   * before (a crash, or an ack that came after the ack wait, redelivers them) and are skipped.
+   */
+  async function applyBatch(events: StoredEvent[]): Promise<StoredEvent[]> {
+    return db.transaction().execute(async (trx) => {
       const checkpoint = await checkpointRow(trx);
       if (checkpoint.generation !== generation) throw new Superseded();
       const fresh = inOrder(events).filter((e) => e.sequence > checkpoint.sequence);
-      if (fresh.length === 0) return;
+      if (fresh.length === 0) return fresh;
       for (const event of fresh) if (handles.has(event.type)) await projection.apply(trx, event);
       const sequence = fresh[fresh.length - 1].sequence;
       await trx
@@ -186,6 +190,7 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
         .values({ name: checkpointName, sequence, generation })
         .onConflict((oc) => oc.column("name").doUpdateSet({ sequence }))
         .execute();
+      return fresh;
     });
   }
 
@@ -266,8 +271,9 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
       }
       // A failing batch is retried in place: skipping it would let later events overtake it.
       if (stopped) return;
+      let applies: StoredEvent[];
       try {
-        await retry(() => applyBatch(events), {
+        applies = await retry(() => applyBatch(events), {
           graceMs: Number.POSITIVE_INFINITY,
           retryable: (err) => !stopped && !(err instanceof Superseded),
           initialDelayMs: 200,
@@ -285,11 +291,12 @@ export function createProjectionRunner(deps: ProjectionRunnerDeps): ProjectionRu
         return;
       }
       if (stopped) return;
-      const ordered = inOrder(events);
-      const last = ordered[ordered.length - 1].sequence;
-      await deps.afterCommit?.(last, ordered);
+      // Only what this transaction applied is announced: a redelivered event was announced with its first commit.
+      const last = applies.at(-1)?.sequence;
+      if (last !== undefined) await deps.afterCommit?.(last, applies);
       for (const m of batch) m.ack();
-      applied = last;
+      if (last === undefined) continue;
+      applied = Math.max(applied, last);
       for (const wake of waiters) wake();
     }
   }

@@ -225,6 +225,31 @@ test("the events of one append are applied in one transaction, also among others
   }
 });
 
+test("an event delivered again after a late ack is applied and announced once", async () => {
+  // The first batch's announcement outlasts the ack wait: JetStream delivers its messages again, behind later ones.
+  const announced: number[] = [];
+  let first = true;
+  const r = runner("late-ack", {
+    afterCommit: async (_seq, events) => {
+      announced.push(...events.map((e) => e.sequence));
+      if (first) {
+        first = false;
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
+      }
+    },
+  });
+  await r.start();
+  const last = await appendHistory(20);
+  await r.waitFor(last, 20_000);
+  const more = await appendHistory(5);
+  await r.waitFor(more, 20_000);
+  expect(new Set(announced).size).toBe(announced.length);
+  const { history } = await snapshot(infra.db, "late-ack");
+  expect(history.map((h: any) => Number(h.sequence)).sort((a: number, b: number) => a - b)).toEqual(
+    [...announced].sort((a, b) => a - b),
+  );
+});
+
 test("bursts are applied at once, also the one during which the consumer asks the server for more", async () => {
   // After 128 messages the consumer queues a pull request among the messages it received: a batch must still end
   // with the last message there is, not wait for one more. Redelivery would take a minute, so a batch held back shows
