@@ -26,6 +26,7 @@ let blobStoreAway = false;
 /** While set, profile saves wait for it before their bytes are stored (a slow save); their refs are kept here. */
 let holdSaves: Promise<void> | undefined;
 const heldSaves: string[] = [];
+let heldSince = 0;
 /** How long a save may take to be recorded before it is swept as never recorded (short here). */
 const SAVE_GRACE_MS = 10_000;
 /** Profiles a project may keep here (MAX_PROFILES_PER_PROJECT). */
@@ -85,6 +86,7 @@ beforeAll(async () => {
         async put(data, options) {
           if (holdSaves && options.ref?.startsWith("profile-")) {
             heldSaves.push(options.ref);
+            heldSince = Date.now();
             await holdSaves;
           }
           return real.put(data, options);
@@ -381,6 +383,8 @@ test("a save that is never recorded (its profile was taken over) and whose delet
     expect((await whoIsSignedIn(next.page)).who).toBe("Signed out");
     await next.page.goto(`${siteUrl}/login?user=ivo`);
     await next.browser.disconnect();
+    // The slow save outlasts its grace: the sweep finds nothing stored yet, and must come back once it is.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, heldSince + SAVE_GRACE_MS + 1_000 - Date.now())));
     // The slow save is stored now, and its close, too late, records nothing; its delete fails.
     blobStoreAway = true;
     holdSaves = undefined;

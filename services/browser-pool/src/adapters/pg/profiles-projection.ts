@@ -183,13 +183,16 @@ export function createReleasedStates(db: Kysely<any>, savedGraceMs = 60 * 60_000
       return rows.map((r) => r.ref);
     },
     /**
-     * A save about to be stored: it goes once `savedGraceMs` have passed, unless its profile has come to point at it
-     * by then (the profiles projection forgets it). So a save whose close never comes (the node died first, or the
-     * profile was taken over and the delete of the save failed) leaves no bytes behind, its cookies included.
+     * A save about to be stored, or just stored: it goes once `savedGraceMs` have passed since, unless its profile has
+     * come to point at it by then (the profiles projection forgets it). So a save whose close never comes (the node
+     * died first, or the profile was taken over and the delete of the save failed) leaves no bytes behind, its cookies
+     * included. Told again once stored, the grace starts over: a store that outlasted it was swept meanwhile (of
+     * nothing yet), and its bytes would stay.
      */
     async expect(ref: string): Promise<void> {
       await sql`insert into ${sql.table(RELEASED_TABLE)} (ref, released_at)
-        values (${ref}, now() + ${savedGraceMs} * interval '1 millisecond') on conflict do nothing`.execute(db);
+        values (${ref}, now() + ${savedGraceMs} * interval '1 millisecond')
+        on conflict (ref) do update set released_at = excluded.released_at`.execute(db);
     },
     async forget(refs: readonly string[]): Promise<void> {
       if (refs.length === 0) return;

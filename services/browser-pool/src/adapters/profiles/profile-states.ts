@@ -34,14 +34,19 @@ const COOKIES_ONLY = /\.json$/;
 export function createProfileStates(
   blobs: BlobStore,
   kept: KeptStates,
-  /** Told of each save before its bytes are stored, so that one whose close never comes is swept. */
+  /** Told of each save before its bytes are stored and again once they are, so that one whose close never comes is swept. */
   saves: { expect(ref: string): Promise<void> },
 ): ProfileStates {
   /** A new blob for each save: the state before stays whole until the profile points at this one. */
   async function store(profileId: string, data: Uint8Array | Readable, kind: "json" | "tgz") {
     const ref = `${refPrefix(profileId)}${randomUUID()}.${kind}`;
     await saves.expect(ref);
-    return blobs.put(data, { contentType: kind === "json" ? "application/json" : "application/gzip", ref });
+    const stored = await blobs.put(data, {
+      contentType: kind === "json" ? "application/json" : "application/gzip",
+      ref,
+    });
+    await saves.expect(stored);
+    return stored;
   }
 
   const cookiesToSet = new Map<string, unknown[]>();
