@@ -6,6 +6,16 @@ import { scrapeMetrics, sumOf } from "@bas/testing";
 import puppeteer from "puppeteer-core";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
 
+/**
+ * The tests that wait for warm pools to refill, round after round, wait for launches one after another: ~1-1.5 s each
+ * alone on a slow 2-core machine, several times that beside other test files. Their budgets are that work's, not the
+ * suite's 60 s and the 30 s a pool's fill is given by default.
+ */
+const LAUNCH_BOUND_MS = 180_000;
+const FILL_MS = 90_000;
+// The refill starts as soon as a browser is taken, rather than a second later: these tests wait for it every round.
+const refillAtOnce = { spareRefillDelayMs: 0 };
+
 describe("limits", () => {
   let h: PoolHarness;
   beforeAll(async () => {
@@ -44,57 +54,52 @@ describe("a project at exactly its limit", () => {
   let h: PoolHarness;
   const LIMIT = 4;
   beforeAll(async () => {
-    h = await startPoolHarness({
-      MAX_BROWSERS_PER_PROJECT: String(LIMIT),
-      MAX_BROWSERS_PER_NODE: "20",
-      WARM_POOL_SIZE: String(LIMIT),
-    });
+    h = await startPoolHarness(
+      { MAX_BROWSERS_PER_PROJECT: String(LIMIT), MAX_BROWSERS_PER_NODE: "20", WARM_POOL_SIZE: String(LIMIT) },
+      refillAtOnce,
+    );
   });
   afterAll(() => h?.close());
 
-  test("gets every browser it asks for, round after round: a browser starting is never counted twice", async () => {
-    const project = randomUUID();
-    for (let round = 0; round < 3; round++) {
-      await h.service.warmPoolFilled();
-      // Warm browsers are handed out in milliseconds: the later requests of a round arrive while the earlier ones are
-      // being recorded, which is when a browser could be counted both as starting and as running.
-      const results = await Promise.allSettled(
-        Array.from({ length: LIMIT }, async (_, i) => {
-          await new Promise((resolve) => setTimeout(resolve, i * 10));
-          return h.client.createBrowser({
-            projectId: project,
-            settings: { proxyCountryCode: "us", allowedDomains: [], record: false },
-            timeoutMinutes: 0,
-            metadata: {},
-          });
-        }),
-      );
-      const refused = results.filter((r) => r.status === "rejected").map((r) => (r.reason as Error).message);
-      expect([round, refused]).toEqual([round, []]);
-      const ids = results.map((r) => (r as PromiseFulfilledResult<{ id: string }>).value.id);
-      await Promise.all(ids.map((browserId) => h.client.stopBrowser({ projectId: project, browserId })));
-    }
-  });
+  test(
+    "gets every browser it asks for, round after round: a browser starting is never counted twice",
+    async () => {
+      const project = randomUUID();
+      for (let round = 0; round < 3; round++) {
+        await h.service.warmPoolFilled(FILL_MS);
+        // Warm browsers are handed out in milliseconds: the later requests of a round arrive while the earlier ones are
+        // being recorded, which is when a browser could be counted both as starting and as running.
+        const results = await Promise.allSettled(
+          Array.from({ length: LIMIT }, async (_, i) => {
+            await new Promise((resolve) => setTimeout(resolve, i * 10));
+            return h.client.createBrowser({
+              projectId: project,
+              settings: { proxyCountryCode: "us", allowedDomains: [], record: false },
+              timeoutMinutes: 0,
+              metadata: {},
+            });
+          }),
+        );
+        const refused = results.filter((r) => r.status === "rejected").map((r) => (r.reason as Error).message);
+        expect([round, refused]).toEqual([round, []]);
+        const ids = results.map((r) => (r as PromiseFulfilledResult<{ id: string }>).value.id);
+        await Promise.all(ids.map((browserId) => h.client.stopBrowser({ projectId: project, browserId })));
+      }
+    },
+    LAUNCH_BOUND_MS,
+  );
 });
 
 describe("a project's limit across nodes", () => {
   // Two nodes on one database, as replicas behind one address: a burst of one project's creates spread over both.
   const LIMIT = 3;
-  /**
-   * Each test below waits for some twenty launches to refill both warm pools: ~30 s alone on a slow 2-core machine
-   * (a cold launch ~1-1.5 s there), beyond 60 s beside other test files. Their budget is that work's, not the
-   * suite's 60 s.
-   */
-  const LAUNCH_BOUND_MS = 180_000;
-  // The refill starts as soon as a browser is taken, rather than a second later: these tests wait for it every round.
-  const deps = { spareRefillDelayMs: 0 };
   const env = { MAX_BROWSERS_PER_PROJECT: String(LIMIT), MAX_BROWSERS_PER_NODE: "20", WARM_POOL_SIZE: String(LIMIT) };
   let nodes: PoolHarness[] = [];
   let otherDir: string;
   beforeAll(async () => {
-    const first = await startPoolHarness(env, deps);
+    const first = await startPoolHarness(env, refillAtOnce);
     otherDir = mkdtempSync(join(tmpdir(), "bas-bp-limit-"));
-    nodes = [first, await startPoolHarness(env, deps, { infra: first.infra, dataDir: otherDir })];
+    nodes = [first, await startPoolHarness(env, refillAtOnce, { infra: first.infra, dataDir: otherDir })];
   });
   afterAll(async () => {
     for (const node of [...nodes].reverse()) await node.close();
@@ -123,7 +128,7 @@ describe("a project's limit across nodes", () => {
         });
       }
       for (let round = 0; round < 3; round++) {
-        await Promise.all(nodes.map((node) => node.service.warmPoolFilled()));
+        await Promise.all(nodes.map((node) => node.service.warmPoolFilled(FILL_MS)));
         // Twice the limit at once, half on each node: each node alone would find room for all of its half.
         const results = await Promise.allSettled(
           Array.from({ length: 2 * LIMIT }, (_, i) =>
@@ -140,7 +145,7 @@ describe("a project's limit across nodes", () => {
         expect([round, created.length, refused]).toEqual([round, LIMIT, Array(LIMIT).fill("limit_exceeded")]);
         await stopAll(created);
         // Below the limit again, every browser asked for comes, whichever node each request reaches.
-        await Promise.all(nodes.map((node) => node.service.warmPoolFilled()));
+        await Promise.all(nodes.map((node) => node.service.warmPoolFilled(FILL_MS)));
         const again = await Promise.all(
           Array.from({ length: LIMIT }, (_, i) =>
             nodes[(i + round) % 2].client.createBrowser({
@@ -173,7 +178,7 @@ describe("a project's limit across nodes", () => {
       // Every pairing of the node that stops and the node that creates, the browser stopped on either: the stop is
       // answered before the read model or the browser's own node know of it, and the create comes right after.
       for (let round = 0; round < 12; round++) {
-        await Promise.all(nodes.map((node) => node.service.warmPoolFilled()));
+        await Promise.all(nodes.map((node) => node.service.warmPoolFilled(FILL_MS)));
         const stopped = running.shift();
         if (!stopped) throw new Error("no browser to stop");
         await nodes[round % 2].client.stopBrowser({ projectId: project, browserId: stopped.id });
