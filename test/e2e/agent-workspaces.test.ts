@@ -246,7 +246,7 @@ test("a run's attachments are its files in the order given, as they were when it
   expect([theirs.status, theirs.body]).toEqual([404, expect.objectContaining({ detail: expect.any(String) })]);
 });
 
-test("an attached id that names no file of the run's workspace is a 404 that says which, and nothing runs", async () => {
+test("attached ids that name no file of the run's workspace are listed as missing; the run goes on with the rest", async () => {
   const workspace = (await stack.request("POST", "/api/v4/workspaces", {})).body;
   const other = (await stack.request("POST", "/api/v4/workspaces", {})).body;
   const elsewhere = await uploadV4(other.id, "a.csv", "x\n");
@@ -256,35 +256,33 @@ test("an attached id that names no file of the run's workspace is a 404 that say
   const pending = await stack.request("POST", `/api/v4/workspaces/${workspace.id}/files/upload`, {
     files: [{ name: "c.csv", contentType: "text/csv", size: 3 }],
   });
-  const runsBefore = (await stack.request("GET", "/api/v4/runs?limit=100")).body.runs.length;
-  for (const id of [elsewhere.id, replaced.id, pending.body.files[0].id]) {
-    const reply = await stack.request("POST", "/api/v4/runs", {
-      task: "Read the attached file.",
-      model: "gpt-4o",
-      workspaceId: workspace.id,
-      attachedFileIds: [current.id, id],
-    });
-    expect([reply.status, reply.body.detail]).toEqual([
-      404,
-      expect.stringContaining(`not found in the run's workspace: ${id}.`),
-    ]);
-  }
-  expect((await stack.request("GET", "/api/v4/runs?limit=100")).body.runs.length).toBe(runsBefore);
-
-  // A queued message's too: refused before it joins the queue.
-  stack.llm.script("gpt-4o", [() => toolCallReply("done", { success: true, text: "ok" })]);
-  const conversation = await stack.request("POST", "/api/v4/runs", {
-    task: "Say ok.",
+  const missing = [elsewhere.id, replaced.id, pending.body.files[0].id];
+  let told = "";
+  stack.llm.script("gpt-4o", [
+    (req) => {
+      told = /attached these files[^\n]*/.exec(promptText(req))?.[0] ?? "nothing";
+      return toolCallReply("done", { success: true, text: "read" });
+    },
+  ]);
+  const reply = await stack.request("POST", "/api/v4/runs", {
+    task: "Read the attached file.",
     model: "gpt-4o",
     workspaceId: workspace.id,
+    attachedFileIds: [missing[0], current.id, missing[1], missing[2]],
   });
-  await runToEnd(conversation.body.id);
-  const queued = await stack.request("POST", `/api/v4/sessions/${conversation.body.sessionId}/queue`, {
+  expect([reply.status, reply.body.missingFileIds]).toEqual([200, missing]);
+  expect(await runToEnd(reply.body.id)).toMatchObject({ status: "completed", attachedFileIds: [current.id] });
+  expect(told).toBe("attached these files of the workspace to this task: uploads/b.csv");
+  const { attachments } = (await stack.request("GET", `/api/v4/runs/${reply.body.id}/attachments`)).body;
+  expect(attachments.map((a: { id: string }) => a.id)).toEqual([current.id]);
+
+  // A queued message has no answer that could list them: it is refused (404) before it joins the queue.
+  const queued = await stack.request("POST", `/api/v4/sessions/${reply.body.sessionId}/queue`, {
     text: "Read it.",
-    attachedFileIds: [elsewhere.id],
+    attachedFileIds: [current.id, elsewhere.id],
   });
-  expect([queued.status, queued.body.detail]).toEqual([404, expect.stringContaining(elsewhere.id)]);
-  const queue = await stack.request("GET", `/api/v4/sessions/${conversation.body.sessionId}/queue`);
+  expect([queued.status, queued.body.detail]).toEqual([404, expect.stringContaining(`workspace: ${elsewhere.id}.`)]);
+  const queue = await stack.request("GET", `/api/v4/sessions/${reply.body.sessionId}/queue`);
   expect(queue.body.queue).toEqual([]);
 });
 

@@ -69,7 +69,15 @@ async function allEvents(id: string, limit: number) {
 describe("a run's life", () => {
   test("queued → dispatching → running → completed, with its result, title and events, paged exactly once", async () => {
     const created = await createRun({ task: "Find the top story" });
-    expect(Object.keys(created)).toEqual(["id", "status", "model", "sessionId", "workspaceId", "eventsUrl"]);
+    expect(Object.keys(created)).toEqual([
+      "id",
+      "status",
+      "model",
+      "sessionId",
+      "workspaceId",
+      "eventsUrl",
+      "missingFileIds",
+    ]);
     expect(created).toMatchObject({ status: "queued", model: "svc-max" });
     expect(created.eventsUrl).toBe(`${stack.baseUrl}/api/v4/runs/${created.id}/events`);
     expect(await status(created.id)).toEqual({ status: "queued" });

@@ -112,6 +112,12 @@ export interface Run {
   attachedFileIds: string[];
   /** Those files as they were when the run was created, in the same order. */
   attachments: RunAttachment[];
+  /**
+   * Only in CreateRun's answer: the attached ids that named no file of the run's workspace (never uploaded there, or
+   * replaced since), in the order given. The run goes on without them. A field of Run rather than a response of its
+   * own, so that a gateway and a sessions service of different versions still understand each other.
+   */
+  missingFileIds: string[];
 }
 
 /** A workspace file a run was pointed to, as it was then (a later write to its path does not change it). */
@@ -927,6 +933,7 @@ function createBaseRun(): Run {
     judgement: undefined,
     attachedFileIds: [],
     attachments: [],
+    missingFileIds: [],
   };
 }
 
@@ -982,6 +989,9 @@ export const Run: MessageFns<Run> = {
     }
     for (const v of message.attachments) {
       RunAttachment.encode(v!, writer.uint32(138).fork()).join();
+    }
+    for (const v of message.missingFileIds) {
+      writer.uint32(146).string(v!);
     }
     return writer;
   },
@@ -1135,6 +1145,14 @@ export const Run: MessageFns<Run> = {
             message.attachments.push(RunAttachment.decode(reader, reader.uint32()));
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.missingFileIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1200,6 +1218,11 @@ export const Run: MessageFns<Run> = {
       attachments: globalThis.Array.isArray(object?.attachments)
         ? object.attachments.map((e: any) => RunAttachment.fromJSON(e))
         : [],
+      missingFileIds: globalThis.Array.isArray(object?.missingFileIds)
+        ? object.missingFileIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.missing_file_ids)
+        ? object.missing_file_ids.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -1256,6 +1279,9 @@ export const Run: MessageFns<Run> = {
     if (message.attachments?.length) {
       obj.attachments = message.attachments.map((e) => RunAttachment.toJSON(e));
     }
+    if (message.missingFileIds?.length) {
+      obj.missingFileIds = message.missingFileIds;
+    }
     return obj;
   },
 
@@ -1281,6 +1307,7 @@ export const Run: MessageFns<Run> = {
     message.judgement = object.judgement === undefined ? undefined : object.judgement;
     message.attachedFileIds = object.attachedFileIds?.map((e) => e) || [];
     message.attachments = object.attachments?.map((e) => RunAttachment.fromPartial(e)) || [];
+    message.missingFileIds = object.missingFileIds?.map((e) => e) || [];
     return message;
   },
 };

@@ -69,17 +69,17 @@ export function createRuns(deps: RunsDeps) {
 
   /**
    * The files a run is pointed to, in its workspace: a new conversation's, or for any later turn its conversation's
-   * (whatever the request names).
+   * (whatever the request names); and the ids that name no file there.
    */
   async function filesAttached(
     projectId: string,
     uploadIds: readonly string[],
     where: { sessionId: string } | { workspaceId: string },
-  ): Promise<AttachedFile[]> {
-    if (!uploadIds.length) return [];
+  ): Promise<{ files: AttachedFile[]; missing: string[] }> {
+    if (!uploadIds.length) return { files: [], missing: [] };
     const workspaceId =
       "workspaceId" in where ? where.workspaceId : (await conversationOf(projectId, where.sessionId)).workspaceId;
-    if (!workspaceId) throw new NotFoundError("Attached file not found: the conversation has no workspace");
+    if (!workspaceId) return { files: [], missing: [...uploadIds] };
     return deps.workspaces.attachedFiles(projectId, workspaceId, uploadIds);
   }
 
@@ -90,12 +90,16 @@ export function createRuns(deps: RunsDeps) {
   }
 
   return {
-    async create(input: CreateRunInput, deadline: CallDeadline): Promise<RunRecord> {
+    /**
+     * Creates the run, pointed to the attached files that are there; `missingFileIds` are those that are not, which the
+     * caller is told of (as the hosted API does) while the run goes on without them.
+     */
+    async create(input: CreateRunInput, deadline: CallDeadline): Promise<RunRecord & { missingFileIds: string[] }> {
       const { projectId } = input.settings;
       const { attachedFileIds, ...rest } = input;
       // Every run has a workspace: without one named, the project's default one (the same id for every run of the project).
       const workspaceId = input.settings.workspaceId ?? (await deps.workspaces.defaultFor(projectId));
-      const attachedFiles = await filesAttached(
+      const { files: attachedFiles, missing: missingFileIds } = await filesAttached(
         projectId,
         attachedFileIds,
         input.sessionId ? { sessionId: input.sessionId } : { workspaceId },
@@ -117,27 +121,26 @@ export function createRuns(deps: RunsDeps) {
       if (!runId) throw new Error("a run was created without a task");
       // The read model has the run by now (commands wait for it); when it lagged, the run is new and queued.
       const session = created.record.session;
-      return (
-        (await queries.get(projectId, runId)) ?? {
-          id: runId,
-          sessionId: session.id,
-          workspaceId: session.settings.workspaceId,
-          task: input.task,
-          title: null,
-          model: session.settings.model,
-          status: "queued",
-          result: null,
-          error: null,
-          judgement: null,
-          attachedFileIds: attachedFiles.length ? attachedFiles.map((f) => f.id) : null,
-          attachments: attachedFiles,
-          inputTokens: 0,
-          outputTokens: 0,
-          totalCostUsd: "0",
-          createdAt: new Date(session.updatedAt),
-          updatedAt: new Date(session.updatedAt),
-        }
-      );
+      const run = (await queries.get(projectId, runId)) ?? {
+        id: runId,
+        sessionId: session.id,
+        workspaceId: session.settings.workspaceId,
+        task: input.task,
+        title: null,
+        model: session.settings.model,
+        status: "queued",
+        result: null,
+        error: null,
+        judgement: null,
+        attachedFileIds: attachedFiles.length ? attachedFiles.map((f) => f.id) : null,
+        attachments: attachedFiles,
+        inputTokens: 0,
+        outputTokens: 0,
+        totalCostUsd: "0",
+        createdAt: new Date(session.updatedAt),
+        updatedAt: new Date(session.updatedAt),
+      };
+      return { ...run, missingFileIds };
     },
 
     get,
@@ -180,7 +183,15 @@ export function createRuns(deps: RunsDeps) {
       deadline: CallDeadline,
     ): Promise<QueuedMessage> {
       const { attachedFileIds, ...message } = input;
-      const attachedFiles = await filesAttached(projectId, attachedFileIds, { sessionId });
+      // A queued message has no answer that could list missing files: it is refused instead.
+      const { files: attachedFiles, missing } = await filesAttached(projectId, attachedFileIds, { sessionId });
+      if (missing.length) {
+        throw new NotFoundError(
+          `Attached file not found in the conversation's workspace: ${missing.join(", ")}. Attach the id a v4 upload ` +
+            "(POST /api/v4/workspaces/{id}/files/upload) gave, once its file is uploaded to that workspace and " +
+            "while no later write to its path has replaced it.",
+        );
+      }
       const { state, events } = await deps.withinLimitIfReopening(projectId, sessionId, deadline, () =>
         deps.commands.execute(sessionId, {
           type: "QueueMessage",

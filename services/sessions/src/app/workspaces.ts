@@ -174,23 +174,25 @@ export function createWorkspaces(deps: WorkspacesDeps) {
     },
 
     /**
-     * The files a run is pointed to, in the order given, by the ids of their v4 uploads: each must be in the run's
-     * workspace, uploaded, and not replaced since (a replaced file is another file).
+     * The files a run is pointed to, in the order given, by the ids of their v4 uploads, and the ids that name none: a
+     * file must be in the run's workspace, uploaded, and not replaced since (a replaced file is another file).
      */
-    async attachedFiles(projectId: string, id: string, uploadIds: readonly string[]): Promise<AttachedFile[]> {
+    async attachedFiles(
+      projectId: string,
+      id: string,
+      uploadIds: readonly string[],
+    ): Promise<{ files: AttachedFile[]; missing: string[] }> {
       await existing(projectId, id);
       const found = new Map(
         (await store.filesByUpload(id, uploadIds)).map(({ uploadId, ...file }) => [uploadId, file]),
       );
-      const missing = uploadIds.filter((uploadId) => !found.has(uploadId));
-      if (missing.length) {
-        throw new NotFoundError(
-          `Attached file not found in the run's workspace: ${missing.join(", ")}. Attach the id a v4 upload ` +
-            "(POST /api/v4/workspaces/{id}/files/upload) gave, once its file is uploaded to that workspace and " +
-            "while no later write to its path has replaced it.",
-        );
-      }
-      return uploadIds.map((uploadId) => ({ id: uploadId, ...found.get(uploadId)! }));
+      return {
+        files: uploadIds.flatMap((uploadId) => {
+          const file = found.get(uploadId);
+          return file ? [{ id: uploadId, ...file }] : [];
+        }),
+        missing: uploadIds.filter((uploadId) => !found.has(uploadId)),
+      };
     },
   };
 }

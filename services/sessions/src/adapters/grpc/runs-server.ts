@@ -7,7 +7,7 @@ import type { QueuedMessage } from "../../domain/queue";
 import { deadlineOfCall } from "./deadline-of-call";
 import { createRunInput, limitOf, messageIdOf, projectIdOf, queueMessageInput, runIdOf, sessionIdOf } from "./requests";
 
-function toProtoRun(r: RunRecord): runs.Run {
+function toProtoRun(r: RunRecord & { missingFileIds?: string[] }): runs.Run {
   return {
     id: r.id,
     sessionId: r.sessionId,
@@ -20,6 +20,7 @@ function toProtoRun(r: RunRecord): runs.Run {
     judgement: r.judgement ?? undefined,
     attachedFileIds: r.attachedFileIds ?? [],
     attachments: r.attachments.map(({ id, path, contentType, size }) => ({ id, path, contentType, size })),
+    missingFileIds: r.missingFileIds ?? [],
     workspaceId: r.workspaceId ?? undefined,
     totalInputTokens: r.inputTokens,
     totalOutputTokens: r.outputTokens,

@@ -88,6 +88,7 @@ export const route = defineRoute({
         sessionId: run.sessionId,
         workspaceId: run.workspaceId,
         eventsUrl: `${deps.publicUrl}/api/v4/runs/${run.id}/events`,
+        missingFileIds: run.missingFileIds,
       },
     };
   },

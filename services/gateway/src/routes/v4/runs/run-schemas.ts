@@ -160,6 +160,9 @@ function build(models: ModelCatalog) {
       sessionId: Uuid,
       workspaceId: Uuid,
       eventsUrl: z.string(),
+      missingFileIds: z
+        .array(Uuid)
+        .describe("Attached ids that name no uploaded file of the run's workspace: the run goes on without them."),
     })
     .meta({ id: "RunCreateResponse" });
   return { RunCreateRequest, RunCreateResponse };
