@@ -93,6 +93,9 @@ beforeAll(async () => {
         },
       }),
     },
+    // A create that takes a profile over waits 6 s for the hung save first, then launches cold: beside other test
+    // files the launch can take more than the 4 s the default deadline (10 s) leaves it.
+    { GRPC_DEADLINE_MS: "30000" },
   );
   key = await stack.newProjectKey();
   blobs = await createNatsBlobStore({ js: stack.pool.infra.js, namespace: stack.pool.infra.namespace });
@@ -107,7 +110,7 @@ afterAll(async () => {
 
 async function startBrowser(body: object): Promise<{ id: string; browser: Browser; page: Page }> {
   const created = await stack.request("POST", "/api/v4/browsers", { key, body });
-  expect(created.status).toBe(201);
+  expect(created).toMatchObject({ status: 201 });
   const browser = await puppeteer.connect({ browserWSEndpoint: created.body.cdpUrl, defaultViewport: null });
   const [page] = await browser.pages();
   return { id: created.body.id, browser, page };

@@ -29,6 +29,7 @@ export interface RestStack {
 export async function startRestStack(
   poolEnv: Record<string, string> = {},
   poolDeps: BrowserPoolServiceDeps = {},
+  gatewayEnv: Record<string, string> = {},
 ): Promise<RestStack> {
   const pool = await startPoolHarness(poolEnv, poolDeps);
   const bootstrapKey = `bas_test_${randomBytes(16).toString("hex")}`;
@@ -45,6 +46,7 @@ export async function startRestStack(
       BOOTSTRAP_API_KEY: bootstrapKey,
       BLOB_SIGNING_KEY: randomBytes(32).toString("hex"),
       BROWSER_POOL_ADDR: `127.0.0.1:${pool.service.grpcPort}`,
+      ...gatewayEnv,
     }),
   );
   const baseUrl = `http://127.0.0.1:${gw.port}`;
