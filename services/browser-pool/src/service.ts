@@ -71,6 +71,8 @@ export interface BrowserPoolServiceDeps {
   newId?: () => string;
   /** A driver built by the caller (tests hand in a Kubernetes driver pointed at a stand-in API server). */
   driver?: BrowserDriver;
+  /** Wraps the driver this service uses (tests hold a launch back). */
+  wrapDriver?: (driver: BrowserDriver) => BrowserDriver;
   ackWaitMs?: number;
   /** How often browser timeouts are checked (tests with a movable clock check often). */
   timeoutSweepMs?: number;
@@ -190,7 +192,8 @@ export function startBrowserPoolService(
       for (const runner of readModelRunners) await runner.stop();
     });
 
-    const driver = deps.driver ?? (await createDriver(config, log));
+    const ownDriver = deps.driver ?? (await createDriver(config, log));
+    const driver = deps.wrapDriver?.(ownDriver) ?? ownDriver;
     cleanup.defer(() => driver.close());
     let state = () => ({});
     const cdp = await startCdpProxy({

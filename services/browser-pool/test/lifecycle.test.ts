@@ -6,6 +6,8 @@ import { createNatsEventStore } from "@bas/event-store";
 import { sql } from "kysely";
 import { BROWSERS_TABLE } from "../src/adapters/pg/browsers-projection";
 import puppeteer from "puppeteer-core";
+import { status } from "@grpc/grpc-js";
+import type { BrowserDriver } from "../src/domain/browser-driver";
 import { commandLineOf, findProcessesByArgPrefix, processGroupOf, processTree } from "../src/adapters/local/proc-fs";
 import { handshake } from "./support/cdp-handshake";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
@@ -15,9 +17,22 @@ let h: PoolHarness;
 let site: Awaited<ReturnType<typeof startTestSite>>;
 const project = randomUUID();
 
+/** A launch a test holds back: `started` has the browser's id once its launch began; it goes on once `go` is called. */
+let heldLaunch: { started: (id: string) => void; go: Promise<void> } | undefined;
+const holdingLaunches = (driver: BrowserDriver): BrowserDriver => ({
+  ...driver,
+  async launch(spec) {
+    const held = heldLaunch;
+    heldLaunch = undefined;
+    held?.started(spec.browserId);
+    await held?.go;
+    return driver.launch(spec);
+  },
+});
+
 beforeAll(async () => {
   site = await startTestSite();
-  h = await startPoolHarness({ BROWSER_EGRESS_ALLOW: site.host });
+  h = await startPoolHarness({ BROWSER_EGRESS_ALLOW: site.host }, { wrapDriver: holdingLaunches });
 });
 afterAll(async () => {
   await h?.close();
@@ -187,6 +202,28 @@ test("a creation is answered while the read model cannot take it in; reads right
   expect(await read).toBe("active");
   expect(await listed).toBe(created.id);
   await h.client.stopBrowser({ projectId: own, browserId: created.id });
+});
+
+test("a create whose caller stopped waiting during the launch leaves no browser running: it is recorded stopped by its caller", async () => {
+  let go!: () => void;
+  const launching = new Promise<string>((started) => {
+    heldLaunch = { started, go: new Promise<void>((resolve) => (go = resolve)) };
+  });
+  const caller = new AbortController();
+  const created = h.client.createBrowser(
+    { projectId: project, settings: undefined, timeoutMinutes: 0, metadata: {} },
+    { signal: caller.signal },
+  );
+  const id = await launching;
+  caller.abort();
+  await expect(created).rejects.toMatchObject({ code: status.CANCELLED });
+  go();
+  const stopped = await stoppedWith(id, "caller");
+  expect(stopped.finishedAt).toBeInstanceOf(Date);
+  // Its Chromium was started and ended: nothing of it is left to hold a slot of the project's limit.
+  await eventually(async () => ((await h.chromiumIds()).includes(id) ? undefined : true), 10_000);
+  const { items } = await h.client.listBrowsers({ projectId: project, pageNumber: 1, pageSize: 100, status: "active" });
+  expect(items.map((b) => b.id)).not.toContain(id);
 });
 
 test("a browser whose Chromium dies is recorded stopped with reason crash", async () => {

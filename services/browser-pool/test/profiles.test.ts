@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
+import { status } from "@grpc/grpc-js";
 import { type BlobStore, createNatsBlobStore } from "@bas/blobs";
 import { natsUrl, startSeverableLink } from "@bas/testing";
 import { list } from "tar";
@@ -414,6 +415,39 @@ test("a save that is never recorded (its profile was taken over) and whose delet
   await last.browser.disconnect();
   await stop(last.id);
 }, 120_000);
+
+test("a create waiting to take a profile over whose caller stops waiting keeps no browser and leaves the profile free", async () => {
+  const { client } = stack.pool;
+  const projectId = randomUUID();
+  const profile = await client.createProfile({ projectId });
+  const settings = { profileId: profile.id, record: false, allowedDomains: [] };
+  const create = (deadlineMs?: number) =>
+    client.createBrowser({ projectId, settings, timeoutMinutes: 0, metadata: {} }, { deadlineMs });
+  const first = await create();
+  let release: () => void = () => undefined;
+  holdSaves = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  try {
+    await client.stopBrowser({ projectId, browserId: first.id });
+    await eventually(async () => (heldSaves.length > 0 ? true : undefined), 10_000);
+    // The create waits for the hung save (PROFILE_SAVE_WAIT_MS, 6 s) before it takes over; its caller gives up first.
+    const asked = Date.now();
+    await expect(create(1_000)).rejects.toMatchObject({ code: status.DEADLINE_EXCEEDED });
+    await sleep(Math.max(0, asked + 7_000 - Date.now()));
+    // Had it started a browser, that browser would hold the profile (409) and the project would list it.
+    const next = await create();
+    const { items } = await client.listBrowsers({ projectId, pageNumber: 1, pageSize: 10 });
+    expect(items.map((b) => b.id)).toEqual([next.id, first.id]);
+    holdSaves = undefined;
+    release();
+    await client.stopBrowser({ projectId, browserId: next.id });
+  } finally {
+    holdSaves = undefined;
+    release();
+    heldSaves.splice(0);
+  }
+}, 60_000);
 
 test("a browser stopped by its timeout saves into its profile too", async () => {
   const profile = (await stack.request("POST", "/api/v4/profiles", { key, body: {} })).body;

@@ -89,7 +89,16 @@ export interface CreateInput {
   settings?: BrowserSettingsInput;
   timeoutMinutes?: number | null;
   metadata?: Record<string, string>;
+  /**
+   * True once whoever asked has stopped waiting for the answer (its call was cancelled or ran out of time): a browser
+   * it will never learn the id of would hold a slot of its project's limit, and its profile, until the timeout.
+   */
+  callerGone?: () => boolean;
 }
+
+const CALLER_GONE = "the caller stopped waiting before the browser was ready";
+/** A create whose caller stopped waiting; no browser of it is left running. */
+const callerGoneError = () => new BrowserUnavailableError(`${CALLER_GONE}; no browser was kept`);
 
 const ref = (id: string) => ({ type: BROWSER_AGGREGATE, id });
 
@@ -306,6 +315,11 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     /** Whether the browser's request is in the event store: until then the other nodes count its admission. */
     let recorded = false;
     try {
+      // The admission may have waited on the other nodes; a warm browser goes back untouched (not yet rerouted).
+      if (input.callerGone?.()) {
+        if (warm) deps.warm.putBack(warm);
+        throw callerGoneError();
+      }
       const secret = newCdpSecret();
       const request = {
         projectId: input.projectId,
@@ -344,6 +358,11 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       const opened = profileId ? await deps.profiles.open(input.projectId, profileId, id) : undefined;
       const profileState = opened?.stateRef ?? null;
       const freeProfile = () => (profileId ? deps.profiles.close(profileId, id, undefined) : Promise.resolve());
+      // Taking a profile over waits for its last holder's save (seconds): the caller may have given up meanwhile.
+      if (input.callerGone?.()) {
+        await freeProfile();
+        throw callerGoneError();
+      }
       await decide(id, { type: "RequestBrowser", request }).catch(async (err) => {
         await freeProfile();
         throw err;
@@ -373,16 +392,26 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
       }
       // Answered once the profile reads as open too (it was decided before the launch).
       await opened?.shown;
+      /** Ends the launched browser nobody will use, and frees its profile. */
+      const discard = async () => {
+        downloads?.close();
+        await launched.dispose();
+        await freeProfile();
+      };
+      if (input.callerGone?.()) {
+        // Nobody would ever stop it before its timeout: it is recorded stopped by its caller and ended.
+        await settled(await decide(id, { type: "StopBrowser", reason: "caller", detail: CALLER_GONE }).catch(abandon));
+        await discard();
+        throw callerGoneError();
+      }
       const started = await decide(id, {
         type: "RecordStarted",
         nodeId: config.nodeId,
         handle: launched.running.handle,
       }).catch(abandon);
       if (started.events.length === 0) {
-        // Stopped while it launched (the caller gave up, its session ended): nobody will use it.
-        downloads?.close();
-        await launched.dispose();
-        await freeProfile();
+        // Stopped while it launched (its session ended, its caller stopped it): nobody will use it.
+        await discard();
       } else {
         serve(id, started.state, launched, release, undefined, downloads);
       }

@@ -1,3 +1,4 @@
+import type { ServerUnaryCall } from "@grpc/grpc-js";
 import type { browserPool, sessions } from "@bas/proto";
 import { type HandlerLog, unaryService } from "@bas/service-kit";
 import { InvalidArgumentError, NotFoundError } from "@bas/errors";
@@ -92,6 +93,13 @@ function listedStatusOf(value: string): "active" | "stopped" {
   throw new InvalidArgumentError("filterBy must be active or stopped", { field: ["query", "filterBy"] });
 }
 
+/** Whether a call's client has stopped waiting: it cancelled the call, or the call's deadline has passed. */
+function callerGoneOf(call: ServerUnaryCall<unknown, unknown>): () => boolean {
+  const raw = call.getDeadline();
+  const deadline = raw instanceof Date ? raw.getTime() : Number(raw);
+  return () => call.cancelled || Date.now() >= deadline;
+}
+
 export interface BrowserPoolServerDeps {
   pool: BrowserPool;
   sessions: SessionBrowsers;
@@ -107,7 +115,7 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
   const { pool, sessions, readModel, profiles } = deps;
   return unaryService(
     {
-      createBrowser: async (req: browserPool.CreateBrowserRequest) =>
+      createBrowser: async (req: browserPool.CreateBrowserRequest, call: ServerUnaryCall<unknown, unknown>) =>
         toProtoBrowser(
           (
             await pool.create({
@@ -115,6 +123,7 @@ export function browserPoolServer(deps: BrowserPoolServerDeps): browserPool.Brow
               settings: settingsOf(req.settings),
               timeoutMinutes: req.timeoutMinutes,
               metadata: req.metadata,
+              callerGone: callerGoneOf(call),
             })
           ).view,
         ),
