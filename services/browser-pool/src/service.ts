@@ -240,7 +240,8 @@ export function startBrowserPoolService(
     );
     const warm = createWarmPool({
       size: config.WARM_POOL_SIZE,
-      launch: (id) => launcher.launchWarm(id),
+      // Filled once `pool` exists (`warm.start()` below).
+      launch: async (id) => pool.watchingDownloads(await launcher.launchWarm(id)),
       newId,
       log,
       spareRefillDelayMs: deps.spareRefillDelayMs,

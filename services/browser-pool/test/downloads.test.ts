@@ -37,7 +37,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
   siteHost = `127.0.0.1:${(site.address() as { port: number }).port}`;
-  stack = await startRestStack({ BROWSER_EGRESS_ALLOW: siteHost, MAX_DOWNLOAD_MB: "0.05" });
+  // A warm browser too: its downloads are watched from its launch on, not from its hand-out.
+  stack = await startRestStack({ BROWSER_EGRESS_ALLOW: siteHost, MAX_DOWNLOAD_MB: "0.05", WARM_POOL_SIZE: "1" });
   key = await stack.newProjectKey();
 }, 60_000);
 
@@ -60,7 +61,11 @@ const downloadsOf = (id: string, query = "", version = "v4") =>
   stack.request("GET", `/api/${version}/browsers/${id}/downloads${query}`, { key });
 
 test("a file the page downloads is listed under its own name and size, and downloadable with includeUrls", async () => {
+  await stack.pool.service.warmPoolFilled(60_000);
+  const waiting = await stack.pool.chromiumIds();
   const tenant = await openBrowser();
+  // The warm browser was handed out.
+  expect(waiting).toContain(tenant.id);
   await tenant.page.click("#report");
   const listed = await eventually(async () => {
     const r = await downloadsOf(tenant.id);

@@ -184,7 +184,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     launched: Launched,
     release: () => void,
     fitted?: Promise<void>,
-    downloads = watchDownloads(id, launched),
+    downloads = launched.downloads ?? watchDownloads(id, launched),
   ) {
     if (state.status !== "active") throw new Error(`browser ${id} is ${state.status}, not active`);
     release();
@@ -548,6 +548,23 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     runs: (id: string) => live.has(id),
     /** The browsers this node runs now. */
     running: () => live.ids(),
+
+    /**
+     * A warm browser with its downloads watched while it waits: connecting for that (a CDP connection, a command) is
+     * then no part of its hand-out, where it held callers' CDP a few milliseconds more.
+     */
+    watchingDownloads(launched: Launched): Launched {
+      const downloads = watchDownloads(launched.id, launched);
+      const dispose = launched.dispose;
+      return Object.assign(launched, {
+        downloads,
+        dispose: () => {
+          // One that never served anybody ends with its watch.
+          downloads?.close();
+          return dispose();
+        },
+      });
+    },
 
     /** Serves a browser an earlier run of this node launched (restart). */
     async adopt(row: BrowserRecord, launched: Launched): Promise<void> {

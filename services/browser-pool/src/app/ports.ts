@@ -153,6 +153,8 @@ export interface Launched {
   metered: boolean;
   /** A warm browser's windows, looked up while it waited (see `Launcher.launchWarm`); `resize` takes them. */
   windows?: Promise<BrowserWindows>;
+  /** A warm browser's downloads, watched from while it waited (`BrowserPool.watchingDownloads`). */
+  downloads?: WatchedDownloads;
   /** Ends the browser and closes its proxy. Safe to call twice. */
   dispose(): Promise<void>;
 }
@@ -234,11 +236,12 @@ export interface DownloadWatcher {
    * Starts watching a browser; undefined where its files cannot be reached (a pod). `ready` settles once Chromium
    * saves and announces downloads (or could not be told to: the failure is logged, downloads are then not kept).
    */
-  watch(
-    id: string,
-    launched: Launched,
-    onFile: (file: DownloadedFile) => void,
-  ): { ready: Promise<void>; close(): void } | undefined;
+  watch(id: string, launched: Launched, onFile: (file: DownloadedFile) => void): WatchedDownloads | undefined;
+}
+
+export interface WatchedDownloads {
+  ready: Promise<void>;
+  close(): void;
 }
 
 /** Moves a downloaded file into the blob store; answers its reference and size. */
