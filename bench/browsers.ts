@@ -1,8 +1,9 @@
 /**
  * Browsers: acquisition, lifecycle, CDP proxy overhead, memory and capacity, with browser-pool and the gateway as
  * their own processes (as deployed) on NATS and Postgres on this machine. Every figure goes through REST.
- *   (a) POST /api/v4/browsers → first CDP answer via cdpUrl: warm pool (default settings, and settings the pool was
- *       not launched with, taken in turn in each round) vs cold, 50 runs each; with a profile (cold) against
+ *   (a) POST /api/v4/browsers → first CDP answer via cdpUrl: warm pool of 2 as shipped (default settings, and settings
+ *       the pool was not launched with, taken in turn in each round; then a window size nobody asked for before, which
+ *       is resized when handed out, beside default settings) vs cold, 50 runs each; with a profile (cold) against
  *       Chromium launched directly in the same rounds (without its own sandbox, and with it for information)
  *       targets: warm p50 < 100 ms, other settings p50 ≤ 30 ms and p99 ≤ 100 ms, cold p50 < 1.5 s, with a profile
  *       ≤ 1.1× a direct launch; stop < 50 ms
@@ -26,6 +27,8 @@ const MAX_BROWSERS = Number(process.env.BENCH_MAX_BROWSERS ?? 60);
 /** Settings the warm pool was not launched with: a warm browser is fitted to them when handed out. */
 const REROUTED = { proxyCountryCode: null, allowedDomains: ["example.com"] };
 const RESIZED = { browserScreenWidth: 1280, browserScreenHeight: 720 };
+/** A window size no request asked for before: the warm browser handed out is resized. */
+const NEW_SIZE = (round: number) => ({ browserScreenWidth: 1024 + round, browserScreenHeight: 768 });
 const skip = new Set((process.env.BENCH_SKIP ?? "").split(",").filter(Boolean));
 
 const f = (n: number, digits = 2) => Number(n.toFixed(digits));
@@ -44,9 +47,10 @@ async function main() {
   process.once("SIGINT", () => void cleanup().then(() => process.exit(130)));
   try {
     if (!skip.has("a")) {
-      await stack.startPool({ WARM_POOL_SIZE: "1" });
-      const warmRuns = await acquisition(stack, RUNS_A, 1, { warm: {}, rerouted: REROUTED, resized: RESIZED });
+      await stack.startPool({ WARM_POOL_SIZE: "2" });
+      const warmRuns = await acquisition(stack, RUNS_A, 2, { warm: {}, rerouted: REROUTED, resized: RESIZED });
       const { warm, rerouted, resized } = warmRuns.acquire;
+      const newSizeRuns = await acquisition(stack, RUNS_A, 2, { warm: {}, newSize: NEW_SIZE });
       await stack.startPool({ WARM_POOL_SIZE: "0" });
       const coldRuns = await acquisition(stack, RUNS_A, 0, { cold: {} });
       const cold = coldRuns.acquire.cold;
@@ -64,7 +68,12 @@ async function main() {
       console.table({
         warm: row(warm),
         "warm, no proxy + allowedDomains": row(rerouted),
-        "warm, 1280x720": row(resized),
+        "warm, 1280x720 (asked every round: the pool refills at that size)": row(resized),
+        "warm, default settings, beside the next row": row(newSizeRuns.acquire.warm),
+        "warm, a size nobody asked for before (resized)": {
+          ...row(newSizeRuns.acquire.newSize),
+          "p50 vs warm": f(newSizeRuns.acquire.newSize.p50 / newSizeRuns.acquire.warm.p50),
+        },
         cold: row(cold),
         "with a profile (cold)": row(profiled.withProfile),
         "Chromium launched directly (puppeteer, same flags)": row(profiled.direct),
@@ -93,6 +102,12 @@ async function main() {
             result: verdict(p50 <= 30 && p99 <= 100),
           };
         }),
+        {
+          target:
+            "for information: a window size nobody asked for before (resized), p50 / p99 against default beside it",
+          measured: `${f(newSizeRuns.acquire.newSize.p50)} / ${f(newSizeRuns.acquire.newSize.p99)} (${f(newSizeRuns.acquire.warm.p50)})`,
+          result: "-",
+        },
         {
           target: "cold acquisition p50 < 1500 ms",
           measured: f(cold.p50),

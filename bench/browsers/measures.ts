@@ -43,7 +43,7 @@ async function settleAt(stack: BrowserStack, idle: number) {
 
 /**
  * (a) POST /api/v4/browsers until the first CDP command through cdpUrl is answered; and the stop call's latency.
- * Warm: the pool holds one idle browser before each run. Cold: the pool is empty (WARM_POOL_SIZE=0). `bodies`: the
+ * Warm: the pool holds `idle` browsers before each run. Cold: the pool is empty (WARM_POOL_SIZE=0). `bodies`: the
  * settings asked for, by name (a warm browser is fitted to them when handed out), taken in turn in every round so
  * that a machine that gets slower or faster meanwhile weighs on each alike.
  */
@@ -51,7 +51,8 @@ export async function acquisition<K extends string>(
   stack: BrowserStack,
   runs: number,
   idle: number,
-  bodies: Record<K, object>,
+  /** What each kind asks for: the same body every round, or one made for the round. */
+  bodies: Record<K, object | ((round: number) => object)>,
 ) {
   const names = Object.keys(bodies) as K[];
   const acquire = new Map(names.map((name) => [name, [] as number[]]));
@@ -60,7 +61,8 @@ export async function acquisition<K extends string>(
     for (const name of names) {
       await settleAt(stack, idle);
       const t0 = performance.now();
-      const browser = await stack.request("POST", "/api/v4/browsers", bodies[name]);
+      const body = bodies[name];
+      const browser = await stack.request("POST", "/api/v4/browsers", typeof body === "function" ? body(i) : body);
       const cdp = await openCdp(browser.cdpUrl);
       await cdp.send("Browser.getVersion");
       acquire.get(name)?.push(performance.now() - t0);

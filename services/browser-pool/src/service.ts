@@ -15,6 +15,7 @@ import {
 } from "@bas/event-store";
 import { browserDecider } from "./domain/decider";
 import { BROWSER_AGGREGATE, type BrowserEvent } from "./domain/events";
+import { WARM_SETTINGS, windowOf } from "./domain/browser-settings";
 import { browserPool as proto } from "@bas/proto";
 import {
   connectNats,
@@ -241,7 +242,8 @@ export function startBrowserPoolService(
     const warm = createWarmPool({
       size: config.WARM_POOL_SIZE,
       // Filled once `pool` exists (`warm.start()` below).
-      launch: async (id) => pool.watchingDownloads(await launcher.launchWarm(id)),
+      launch: async (id, window) => pool.watchingDownloads(await launcher.launchWarm(id, window)),
+      window: windowOf(WARM_SETTINGS),
       newId,
       log,
       spareRefillDelayMs: deps.spareRefillDelayMs,

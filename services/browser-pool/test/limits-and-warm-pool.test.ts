@@ -265,6 +265,48 @@ describe("warm pool", () => {
     await h.client.stopBrowser({ projectId: project, browserId: fitted.id });
   });
 
+  test("the pool refills at the window size callers asked for last: the next caller of that size gets it unresized", async () => {
+    const resized = async () =>
+      sumOf(await scrapeMetrics(h.service.metricsPort), "bas_browser_pool_warm_resized_total", {
+        service: "browser-pool",
+      }) ?? Number.NaN;
+    const viewports = async (cdpUrl: string) => {
+      const client = await puppeteer.connect({ browserWSEndpoint: cdpUrl, defaultViewport: null });
+      const pages = [(await client.pages())[0], await client.newPage()];
+      const sizes = await Promise.all(
+        pages.map((p) =>
+          p.evaluate(() => [window.innerWidth, window.innerHeight, window.outerWidth, window.outerHeight]),
+        ),
+      );
+      await client.disconnect();
+      return sizes;
+    };
+    const small = { screenWidth: 1366, screenHeight: 768, record: false };
+    await h.service.warmPoolFilled();
+    const before = await resized();
+    const first = await create(small);
+    expect(await resized()).toBe(before + 1);
+    await h.client.stopBrowser({ projectId: project, browserId: first.id });
+
+    await h.service.warmPoolFilled();
+    const [refill] = await h.chromiumIds();
+    const second = await create(small);
+    expect(second.id).toBe(refill);
+    expect(await resized()).toBe(before + 1);
+    // Its first page and a new one share the viewport; a new window is 1366x768 all in all.
+    const [launchedPage, newPage] = await viewports(second.cdpUrl);
+    expect(launchedPage.slice(0, 2)).toEqual(newPage.slice(0, 2));
+    expect(newPage[0]).toBe(1366);
+    expect(newPage.slice(2)).toEqual([1366, 768]);
+
+    // The refill has that size again; a caller of another size gets it resized.
+    await h.service.warmPoolFilled();
+    const third = await create();
+    expect(await resized()).toBe(before + 2);
+    expect((await viewports(third.cdpUrl))[1].slice(2)).toEqual([1920, 1080]);
+    for (const b of [second, third]) await h.client.stopBrowser({ projectId: project, browserId: b.id });
+  });
+
   test("a browser with a profile launches cold", async () => {
     await h.service.warmPoolFilled();
     const idle = await h.chromiumIds();

@@ -5,7 +5,9 @@ import {
   type BrowserSettings,
   type CustomProxy,
   type ProxyCredentials,
+  sameWindow,
   WARM_SETTINGS,
+  windowOf,
 } from "../domain/browser-settings";
 import type { EgressPolicy } from "@bas/egress-policy";
 import { InvalidArgumentError } from "@bas/errors";
@@ -86,6 +88,7 @@ export function createLauncher(options: LauncherOptions): Launcher {
       running,
       networkProxy,
       metered: settings.proxyCountryCode !== null,
+      window: windowOf(settings),
       dispose: () => {
         void browser.windows?.then((windows) => windows.close(), noop);
         disposing ??= Promise.allSettled([running.kill(), networkProxy.close()]).then(() => undefined);
@@ -123,20 +126,22 @@ export function createLauncher(options: LauncherOptions): Launcher {
       // The connection looked up ahead is not kept: from now on the browser is its caller's alone.
       const ahead = await browser.windows?.catch(() => undefined);
       browser.windows = undefined;
-      if (settings.screenWidth === WARM_SETTINGS.screenWidth && settings.screenHeight === WARM_SETTINGS.screenHeight) {
+      const window = windowOf(settings);
+      if (sameWindow(window, browser.window)) {
         ahead?.close();
         return;
       }
       const windows = ahead ?? (await openWindows(browser.running.handle));
       try {
-        await windows.resize(settings.screenWidth, settings.screenHeight);
+        await windows.resize(window.width, window.height);
+        browser.window = window;
       } finally {
         windows.close();
       }
     },
 
-    async launchWarm(id) {
-      const browser = await launch(id, WARM_SETTINGS);
+    async launchWarm(id, window) {
+      const browser = await launch(id, { ...WARM_SETTINGS, screenWidth: window.width, screenHeight: window.height });
       browser.windows = openWindows(browser.running.handle);
       // A lookup that failed is done again when the browser is fitted; it must not be an unhandled rejection now.
       browser.windows.catch(noop);

@@ -13,6 +13,8 @@ import {
   proxyCredentialsOf,
   resolveSettings,
   resolveTimeoutMinutes,
+  sameWindow,
+  windowOf,
 } from "../domain/browser-settings";
 import { type BrowserView, viewFromState } from "../domain/browser-view";
 import type {
@@ -306,7 +308,8 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
     const metadata = checkMetadata(input.metadata ?? {});
     const cannotRecord = settings.record ? deps.recorder.problem() : undefined;
     if (cannotRecord) throw new BrowserUnavailableError(cannotRecord);
-    const warm = isWarmEligible(settings) ? deps.warm.take() : undefined;
+    const window = windowOf(settings);
+    const warm = isWarmEligible(settings) ? deps.warm.take(window) : undefined;
     const id = warm?.id ?? deps.newId();
     const release = await admission.admit(input.projectId, id).catch((err) => {
       if (warm) deps.warm.putBack(warm);
@@ -336,6 +339,7 @@ export function createBrowserPool(deps: BrowserPoolDeps) {
         // Its egress route before anything is recorded: a browser that cannot be rerouted is ended, nothing is left.
         await deps.launcher.reroute(warm, settings, { proxyCredentials }).catch(disposing(warm));
         // Its window while it is recorded and answered: callers' CDP waits in the proxy until it is fitted.
+        if (!sameWindow(warm.window, window)) deps.metrics.warmResized();
         const fitted = deps.launcher.resize(warm, settings);
         // A failure is dealt with once the browser is served (`serve`), or with it if it cannot be recorded.
         fitted.catch(() => undefined);

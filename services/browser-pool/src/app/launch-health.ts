@@ -73,7 +73,7 @@ export function createLaunchHealth(deps: LaunchHealthDeps) {
       return {
         ...launcher,
         launch: (id, settings, extras) => recorded(launcher.launch(id, settings, extras)),
-        launchWarm: (id) => recorded(launcher.launchWarm(id)),
+        launchWarm: (id, window) => recorded(launcher.launchWarm(id, window)),
       };
     },
   };

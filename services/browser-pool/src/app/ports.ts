@@ -1,6 +1,6 @@
 import type { CdpRelay, EgressAddress, LaunchSpec, RunningBrowser } from "../domain/browser-driver";
 import type { BrowserHandle } from "../domain/events";
-import type { BrowserSettings, CustomProxy, ProxyCredentials } from "../domain/browser-settings";
+import type { BrowserSettings, CustomProxy, ProxyCredentials, WindowSize } from "../domain/browser-settings";
 import type { BrowserView } from "../domain/browser-view";
 
 /** What the app needs from the outside, implemented in `adapters/` and wired in `service.ts`. */
@@ -151,6 +151,8 @@ export interface Launched {
   networkProxy: EgressProxy;
   /** Whether the proxy's bytes are billed: only a browser with a proxy country uses the (paid) network proxy. */
   metered: boolean;
+  /** The size its windows have now: launched with, or fitted to when handed out (`Launcher.resize`). */
+  window: WindowSize;
   /** A warm browser's windows, looked up while it waited (see `Launcher.launchWarm`); `resize` takes them. */
   windows?: Promise<BrowserWindows>;
   /** A warm browser's downloads, watched from while it waited (`BrowserPool.watchingDownloads`). */
@@ -175,11 +177,15 @@ export interface LaunchExtras {
 
 export interface Launcher {
   launch(id: string, settings: BrowserSettings, extras?: LaunchExtras): Promise<Launched>;
-  /** A browser for the warm pool: WARM_SETTINGS, with what fitting it needs prepared while it waits. */
-  launchWarm(id: string): Promise<Launched>;
+  /**
+   * A browser for the warm pool: WARM_SETTINGS at the given window size, with what fitting it needs prepared while
+   * it waits.
+   */
+  launchWarm(id: string, window: WindowSize): Promise<Launched>;
   /**
    * Fits a warm browser (launched with WARM_SETTINGS) to a request's settings when it is handed out, in two parts:
-   * the route and domain limit of its proxy, then its window size. Only for settings `isWarmEligible` accepts.
+   * the route and domain limit of its proxy, then its window size (nothing to do when it already has that size).
+   * Only for settings `isWarmEligible` accepts.
    */
   reroute(browser: Launched, settings: BrowserSettings, extras?: LaunchExtras): Promise<void>;
   resize(browser: Launched, settings: BrowserSettings): Promise<void>;
@@ -293,6 +299,8 @@ export interface ProfileStates {
 export interface PoolMetrics {
   /** A browser was handed out, taken from the warm pool or launched for the caller, `seconds` after it was asked. */
   acquired(source: "warm" | "cold", seconds: number): void;
+  /** A warm browser was handed out at another window size than it waited at, so it was resized. */
+  warmResized(): void;
 }
 
 /**

@@ -1,28 +1,36 @@
+import type { WindowSize } from "../domain/browser-settings";
 import type { Launched } from "./ports";
 import { createWarmPool } from "./warm-pool";
+
+const DEFAULT = { width: 1920, height: 1080 };
+const SMALL = { width: 1280, height: 720 };
 
 /** A pool of two whose launches are counted; the browsers are stand-ins that only need to report an exit. */
 function countedPool() {
   const launched: string[] = [];
+  const sizes: string[] = [];
   const disposed: string[] = [];
   const exits = new Map<string, (detail: string) => void>();
   let next = 0;
   const pool = createWarmPool({
     size: 2,
     newId: () => `b${next++}`,
-    async launch(id) {
+    async launch(id, window: WindowSize) {
       launched.push(id);
+      sizes.push(`${window.width}x${window.height}`);
       return {
         id,
+        window,
         running: { onExit: (listener: (detail: string) => void) => exits.set(id, listener) },
         dispose: async () => void disposed.push(id),
       } as unknown as Launched;
     },
+    window: DEFAULT,
     log: { info: () => undefined, warn: () => undefined },
     refillDelayMs: 0,
     spareRefillDelayMs: 60_000,
   });
-  return { pool, launched, disposed, exit: (id: string) => exits.get(id)?.("gone") };
+  return { pool, launched, sizes, disposed, exit: (id: string) => exits.get(id)?.("gone") };
 }
 
 async function until(check: () => boolean) {
@@ -35,12 +43,12 @@ test("while an idle browser remains, the refill waits; the take that empties the
   await pool.filled();
   expect(launched).toEqual(["b0", "b1"]);
 
-  expect(pool.take()?.id).toBe("b0");
+  expect(pool.take(DEFAULT)?.id).toBe("b0");
   // The caller's first page falls in the refill's wait: nothing launches while the other browser is there to take.
   await new Promise((r) => setTimeout(r, 50));
   expect(launched).toHaveLength(2);
 
-  expect(pool.take()?.id).toBe("b1");
+  expect(pool.take(DEFAULT)?.id).toBe("b1");
   await until(() => launched.length === 4);
   await pool.filled();
   expect(pool.ids()).toEqual(["b2", "b3"]);
@@ -51,7 +59,7 @@ test("a browser taken for a request refused before it was used is put back first
   const { pool, launched, disposed, exit } = countedPool();
   pool.start();
   await pool.filled();
-  const taken = pool.take();
+  const taken = pool.take(DEFAULT);
   if (!taken) throw new Error("no idle browser");
   pool.putBack(taken);
   expect(pool.ids()).toEqual(["b0", "b1"]);
@@ -60,7 +68,7 @@ test("a browser taken for a request refused before it was used is put back first
   expect(disposed).toEqual(["b0"]);
   await until(() => pool.idle === 2);
 
-  const again = pool.take();
+  const again = pool.take(DEFAULT);
   if (!again) throw new Error("no idle browser");
   exit(again.id);
   pool.putBack(again);
@@ -68,5 +76,23 @@ test("a browser taken for a request refused before it was used is put back first
   expect(disposed).toEqual(["b0", again.id]);
   await pool.filled();
   expect(launched).toHaveLength(4);
+  await pool.close();
+});
+
+test("the refill launches at the sizes callers asked for last, and a caller gets a browser of its size first", async () => {
+  const { pool, sizes } = countedPool();
+  pool.start();
+  await pool.filled();
+  // None has that size yet: the first in line goes (it is resized when handed out) and its refill has the size.
+  expect(pool.take(SMALL)?.id).toBe("b0");
+  expect(pool.take(DEFAULT)?.id).toBe("b1");
+  await pool.filled();
+  expect(sizes).toEqual(["1920x1080", "1920x1080", "1280x720", "1920x1080"]);
+
+  // The browser of the asked size goes, though another waited longer.
+  expect(pool.take(DEFAULT)?.id).toBe("b3");
+  expect(pool.take(SMALL)?.id).toBe("b2");
+  await pool.filled();
+  expect(sizes.slice(4)).toEqual(["1920x1080", "1280x720"]);
   await pool.close();
 });

@@ -48,6 +48,19 @@ export interface BrowserSettingsInput {
 
 export const DEFAULT_PROXY_COUNTRY = "us";
 export const DEFAULT_SCREEN = { width: 1920, height: 1080 } as const;
+
+/** The size of a browser's windows. */
+export interface WindowSize {
+  width: number;
+  height: number;
+}
+
+export const windowOf = (settings: BrowserSettings): WindowSize => ({
+  width: settings.screenWidth,
+  height: settings.screenHeight,
+});
+
+export const sameWindow = (a: WindowSize, b: WindowSize) => a.width === b.width && a.height === b.height;
 export const SCREEN_BOUNDS = { width: { min: 320, max: 7680 }, height: { min: 240, max: 4320 } } as const;
 export const TIMEOUT_MINUTES = { default: 60, min: 1, max: 240 } as const;
 export const MAX_METADATA_ENTRIES = 10;

@@ -54,6 +54,11 @@ export function createBrowserPoolMetrics(): BrowserPoolPrometheusMetrics {
     buckets: ACQUIRE_SECONDS,
     registers,
   });
+  const warmResized = new Counter({
+    name: "bas_browser_pool_warm_resized_total",
+    help: "Warm browsers handed out at another window size than they waited at, so resized then (the warm pool refills at the sizes callers asked for last).",
+    registers,
+  });
   new Counter({
     name: "bas_browser_pool_cdp_bytes_total",
     help: "CDP bytes through the node's proxy, by direction (to_browser, to_client).",
@@ -85,6 +90,9 @@ export function createBrowserPoolMetrics(): BrowserPoolPrometheusMetrics {
     },
     acquired(source, seconds) {
       acquire.observe({ source }, seconds);
+    },
+    warmResized() {
+      warmResized.inc();
     },
   };
 }
