@@ -116,8 +116,8 @@ const browserPoolEnv = {
   /** Chromium's own sandbox inside the browser's bubblewrap sandbox; false only where the kernel refuses it. */
   CHROMIUM_SANDBOX: flag(true),
   /**
-   * Chromium's network service and GPU in sandboxed processes of their own (its default layout). False runs them in
-   * the browser process, ~17 MB less per browser, with one layer fewer between the sites a browser visits and it.
+   * Chromium's network service (sandboxed) and GPU in processes of their own. False runs them in the browser process,
+   * ~17 MB less per browser, with one layer fewer between the sites a browser visits and it.
    */
   CHROMIUM_ISOLATED_SERVICES: flag(true),
   /**

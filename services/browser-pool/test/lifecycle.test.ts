@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
@@ -102,9 +103,11 @@ test("a browser stopped through another node is torn down on its own node at onc
 
 /**
  * The kinds of process Chromium says a new browser of this pool runs (SystemInfo.getProcessInfo), once those of
- * `awaited` are among them (it lists a process once it has its pid: some can still be starting); fails if they never are.
+ * `awaited` are among them (it lists a process once it has its pid: some can still be starting); fails if they never
+ * are. With each kind, whether the host sees a seccomp filter on it (`Seccomp: 2` in /proc/<pid>/status), which
+ * Chromium's sandbox puts on every process it sandboxes.
  */
-async function processTypes(pool: PoolHarness, awaited: string[]): Promise<string[]> {
+async function processTypes(pool: PoolHarness, awaited: string[]) {
   const created = await pool.client.createBrowser({
     projectId: project,
     settings: undefined,
@@ -113,6 +116,16 @@ async function processTypes(pool: PoolHarness, awaited: string[]): Promise<strin
   });
   const client = await puppeteer.connect({ browserWSEndpoint: created.cdpUrl, defaultViewport: null });
   const session = await client.target().createCDPSession();
+  // WebGL, which pages and bot checks use (SwiftShader draws it): a pixel cleared to red reads back red.
+  const webgl = await (await client.newPage()).evaluate(() => {
+    const gl = document.createElement("canvas").getContext("webgl");
+    if (!gl) return "no WebGL";
+    gl.clearColor(1, 0, 0, 1);
+    gl.clear(gl.COLOR_BUFFER_BIT);
+    const pixel = new Uint8Array(4);
+    gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, pixel);
+    return pixel.join(",");
+  });
   const types = await eventually(async () => {
     const { processInfo } = (await session.send("SystemInfo.getProcessInfo")) as {
       processInfo: Array<{ type: string }>;
@@ -120,14 +133,27 @@ async function processTypes(pool: PoolHarness, awaited: string[]): Promise<strin
     const found = processInfo.map((p) => p.type);
     return awaited.every((type) => found.includes(type)) ? found : undefined;
   }, 10_000);
+  const [chromium] = await findProcessesByArgPrefix(`--user-data-dir=${pool.dataDir}/${created.id}`);
+  const filtered = new Map<string, boolean>();
+  for (const pid of await processTree((await processGroupOf(chromium.pid)) as number)) {
+    // Chromium rewrites its children's command lines as one string.
+    const command = ((await commandLineOf(pid)) ?? []).join(" ");
+    const kind = /--utility-sub-type=(\S+)/.exec(command)?.[1] ?? /--type=(\S+)/.exec(command)?.[1];
+    const seccomp = /^Seccomp:\s*(\d)/m.exec(await readFile(`/proc/${pid}/status`, "utf8").catch(() => ""))?.[1];
+    if (kind) filtered.set(kind, seccomp === "2");
+  }
   await client.disconnect();
   await pool.client.stopBrowser({ projectId: project, browserId: created.id });
-  return types;
+  return { types, filtered, webgl };
 }
 
-test("a browser's network service and GPU run in processes of their own, or inside its browser process with CHROMIUM_ISOLATED_SERVICES=false (~17 MB less)", async () => {
+test("a browser's network service runs sandboxed and its GPU in a process of its own, or both inside its browser process with CHROMIUM_ISOLATED_SERVICES=false (~17 MB less)", async () => {
   // Waited for (a timeout if they never come): the isolated browser's GPU and network service, the page's renderer.
-  await processTypes(h, ["renderer", "GPU", "network.mojom.NetworkService"]);
+  const isolated = await processTypes(h, ["renderer", "GPU", "network.mojom.NetworkService"]);
+  // Chromium on Linux leaves its network service unsandboxed unless told (NetworkServiceSandbox).
+  expect(isolated.filtered.get("network.mojom.NetworkService")).toBe(true);
+  expect(isolated.filtered.get("renderer")).toBe(true);
+  expect(isolated.webgl).toBe("255,0,0,255");
   const lean = await startPoolHarness(
     { BROWSER_EGRESS_ALLOW: site.host, CHROMIUM_ISOLATED_SERVICES: "false", WARM_POOL_SIZE: "0" },
     {},
@@ -135,7 +161,8 @@ test("a browser's network service and GPU run in processes of their own, or insi
   );
   try {
     const together = await processTypes(lean, ["renderer"]);
-    expect(together.filter((type) => type === "GPU" || type.startsWith("network."))).toEqual([]);
+    expect(together.types.filter((type) => type === "GPU" || type.startsWith("network."))).toEqual([]);
+    expect(together.webgl).toBe("255,0,0,255");
   } finally {
     await lean.close();
     rmSync(lean.dataDir, { recursive: true, force: true });
