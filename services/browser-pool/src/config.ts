@@ -120,6 +120,8 @@ const browserPoolEnv = {
    * ~17 MB less per browser, with one layer fewer between the sites a browser visits and it.
    */
   CHROMIUM_ISOLATED_SERVICES: flag(true),
+  /** The GPU process in Chromium's sandbox as well; pages then get no WebGL (see docs/browser-pool.md). */
+  CHROMIUM_GPU_SANDBOX: flag(false),
   /**
    * As root, callers' CDP connections are carried by relays in each browser's sandbox network (Perl processes a relay
    * host beside browser-pool forks), so browser-pool's own process is not in their path: the throughput of the

@@ -121,6 +121,7 @@ async function createDriver(config: BrowserPoolConfig, log: Logger): Promise<Bro
         : undefined,
       noSandbox: !config.CHROMIUM_SANDBOX,
       isolatedServices: config.CHROMIUM_ISOLATED_SERVICES,
+      gpuSandbox: config.CHROMIUM_GPU_SANDBOX,
       cdpRelay: config.CDP_RELAY_IN_SANDBOX,
       extraArgs: config.CHROMIUM_EXTRA_ARGS,
       locale: { LANG: config.LANG, ...(config.TZ ? { TZ: config.TZ } : {}) },

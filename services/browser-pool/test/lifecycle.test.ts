@@ -169,6 +169,23 @@ test("a browser's network service runs sandboxed and its GPU in a process of its
   }
 });
 
+test("with CHROMIUM_GPU_SANDBOX=true the GPU process is sandboxed as well, and pages get no WebGL", async () => {
+  const strict = await startPoolHarness(
+    { BROWSER_EGRESS_ALLOW: site.host, CHROMIUM_GPU_SANDBOX: "true", WARM_POOL_SIZE: "0" },
+    {},
+    { infra: h.infra, dataDir: mkdtempSync(join(tmpdir(), "bas-bp-gpu-")) },
+  );
+  try {
+    const sandboxed = await processTypes(strict, ["renderer", "GPU", "network.mojom.NetworkService"]);
+    expect(sandboxed.filtered.get("gpu-process")).toBe(true);
+    expect(sandboxed.filtered.get("network.mojom.NetworkService")).toBe(true);
+    expect(sandboxed.webgl).toBe("no WebGL");
+  } finally {
+    await strict.close();
+    rmSync(strict.dataDir, { recursive: true, force: true });
+  }
+});
+
 test("a stop ends every process the browser started, the crash-report handlers that leave its group included; the answer says stopped at once, and so does a read right after", async () => {
   const created = await h.client.createBrowser({
     projectId: project,

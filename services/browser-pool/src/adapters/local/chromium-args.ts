@@ -14,6 +14,11 @@ export interface ChromiumArgsOptions {
    * (CHROMIUM_ISOLATED_SERVICES); otherwise both run inside the browser process, ~17 MB less per browser.
    */
   isolatedServices: boolean;
+  /**
+   * The GPU process (with isolatedServices) in Chromium's sandbox too (CHROMIUM_GPU_SANDBOX). Headless Chromium starts
+   * it without one; started early, before the GPU is set up, it leaves pages without WebGL.
+   */
+  gpuSandbox?: boolean;
   /** A caller's own proxy inspects TLS (customProxy.ignoreCertErrors). */
   ignoreCertificateErrors?: boolean;
   extraArgs?: readonly string[];
@@ -34,7 +39,7 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
     ...(options.noSandbox ? ["--no-sandbox"] : []),
     // Chromium on Linux runs its network service unsandboxed unless asked: it parses every byte the sites send.
     ...(options.isolatedServices
-      ? ["--enable-features=NetworkServiceSandbox"]
+      ? ["--enable-features=NetworkServiceSandbox", ...(options.gpuSandbox ? ["--gpu-sandbox-start-early"] : [])]
       : ["--enable-features=NetworkServiceInProcess2", "--in-process-gpu"]),
     "--disable-gpu",
     "--disable-dev-shm-usage",

@@ -29,6 +29,8 @@ export interface LocalDriverOptions {
   noSandbox: boolean;
   /** See `ChromiumArgsOptions.isolatedServices` (default true). */
   isolatedServices?: boolean;
+  /** See `ChromiumArgsOptions.gpuSandbox` (default false). */
+  gpuSandbox?: boolean;
   /** As root, callers' CDP goes through a relay in each sandbox's network (`sandboxRelay`), not the proxy (default true). */
   cdpRelay?: boolean;
   launchTimeoutMs?: number;
@@ -118,6 +120,7 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
         proxyPort: SANDBOX_PROXY_PORT,
         noSandbox: options.noSandbox,
         isolatedServices: options.isolatedServices ?? true,
+        gpuSandbox: options.gpuSandbox,
         ignoreCertificateErrors: spec.ignoreCertificateErrors,
         extraArgs: options.extraArgs,
       }),
