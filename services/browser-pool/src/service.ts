@@ -15,7 +15,6 @@ import {
 } from "@bas/event-store";
 import { browserDecider } from "./domain/decider";
 import { BROWSER_AGGREGATE, type BrowserEvent } from "./domain/events";
-import { WARM_SETTINGS, windowOf } from "./domain/browser-settings";
 import { browserPool as proto } from "@bas/proto";
 import {
   connectNats,
@@ -244,7 +243,6 @@ export function startBrowserPoolService(
       size: config.WARM_POOL_SIZE,
       // Filled once `pool` exists (`warm.start()` below).
       launch: async (id, window) => pool.watchingDownloads(await launcher.launchWarm(id, window)),
-      window: windowOf(WARM_SETTINGS),
       newId,
       log,
       spareRefillDelayMs: deps.spareRefillDelayMs,

@@ -25,7 +25,6 @@ function countedPool() {
         dispose: async () => void disposed.push(id),
       } as unknown as Launched;
     },
-    window: DEFAULT,
     log: { info: () => undefined, warn: () => undefined },
     refillDelayMs: 0,
     spareRefillDelayMs: 60_000,

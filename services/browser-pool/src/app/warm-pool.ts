@@ -1,13 +1,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { sameWindow, type WindowSize } from "../domain/browser-settings";
+import { DEFAULT_SCREEN, sameWindow, type WindowSize } from "../domain/browser-settings";
 import type { Launched } from "./ports";
 
 export interface WarmPoolDeps {
   size: number;
   /** Launches one browser with the warm settings at the given window size, with the given id. */
   launch(id: string, window: WindowSize): Promise<Launched>;
-  /** The window size of the first browsers, before any caller has asked for one (the default screen). */
-  window: WindowSize;
   newId(): string;
   log: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
   /** Pause after a failed launch, so a broken Chromium does not spin the CPU. */
@@ -56,7 +54,8 @@ export function createWarmPool(deps: WarmPoolDeps) {
   async function fill(): Promise<void> {
     while (!closed && idle.length < deps.size) {
       const id = deps.newId();
-      const window = wanted.shift() ?? deps.window;
+      // Before any caller has asked for a size: the default screen, as WARM_SETTINGS has it.
+      const window = wanted.shift() ?? DEFAULT_SCREEN;
       try {
         const browser = await deps.launch(id, window);
         if (closed) {
@@ -94,13 +93,8 @@ export function createWarmPool(deps: WarmPoolDeps) {
     /** An idle browser, now the caller's alone, or undefined when none is ready: one of that size if there is. */
     take(window: WindowSize): Launched | undefined {
       want(window);
-      const [browser] = idle.splice(
-        Math.max(
-          0,
-          idle.findIndex((b) => sameWindow(b.window, window)),
-        ),
-        1,
-      );
+      const sameSize = idle.findIndex((b) => sameWindow(b.window, window));
+      const [browser] = idle.splice(Math.max(sameSize, 0), 1);
       const delay = idle.length > 0 ? (deps.spareRefillDelayMs ?? 1_000) : (deps.refillDelayMs ?? 100);
       setTimeout(() => void refill(), delay).unref();
       return browser;

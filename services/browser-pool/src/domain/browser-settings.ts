@@ -48,6 +48,9 @@ export interface BrowserSettingsInput {
 
 export const DEFAULT_PROXY_COUNTRY = "us";
 export const DEFAULT_SCREEN = { width: 1920, height: 1080 } as const;
+export const SCREEN_BOUNDS = { width: { min: 320, max: 7680 }, height: { min: 240, max: 4320 } } as const;
+export const TIMEOUT_MINUTES = { default: 60, min: 1, max: 240 } as const;
+export const MAX_METADATA_ENTRIES = 10;
 
 /** The size of a browser's windows. */
 export interface WindowSize {
@@ -61,9 +64,6 @@ export const windowOf = (settings: BrowserSettings): WindowSize => ({
 });
 
 export const sameWindow = (a: WindowSize, b: WindowSize) => a.width === b.width && a.height === b.height;
-export const SCREEN_BOUNDS = { width: { min: 320, max: 7680 }, height: { min: 240, max: 4320 } } as const;
-export const TIMEOUT_MINUTES = { default: 60, min: 1, max: 240 } as const;
-export const MAX_METADATA_ENTRIES = 10;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
