@@ -4,8 +4,8 @@
  * the process group included), 4 idle browsers per variant, after they settle. Each variant must still do what
  * clients and our own features need: load a page through the egress proxy, screencast (live view, recordings), open
  * a client's new page at the window size set over CDP (how a warm browser is fitted), and refuse file:// by policy.
- * Ratios are against full Chromium in headless mode with our flags as they were before the omnibox's WebUI and the
- * spare renderer were turned off, measured in the same run. Run it with nothing else on the machine: PSS splits
+ * Ratios are against full Chromium in headless mode with our flags as they were before the omnibox's WebUI, the
+ * spare renderer and ANGLE's image block were turned off, measured in the same run. Run it with nothing else on the machine: PSS splits
  * shared pages among all the processes that map them, so other browsers lower every figure. For the same reason the
  * last figure is what one more idle browser adds (as shipped): the PSS of all of 4 browsers, then of 12, the
  * difference per browser added; this is what sizes a machine.
@@ -28,15 +28,21 @@ const OFF_WITH_SPARE = DISABLED_FEATURES.filter((f) => f !== SPARE);
 const OFF_BEFORE = OFF_WITH_SPARE.filter((f) => !f.startsWith("WebUIOmnibox"));
 /** A later `--disable-features` replaces ours. */
 const offOnly = (features: string[]) => `--disable-features=${features.join(",")}`;
+/** ANGLE's 8 MiB block for WebGL's images, as before the twenty-fourth session: an empty list replaces ours. */
+const ANGLE_BLOCK = "--disable-angle-features=";
 
 const VARIANTS: Array<{ name: string; env: Record<string, string> }> = [
   {
     name: "chromium, omnibox WebUI preloaded (before)",
-    env: { CHROMIUM_PATH: FULL, CHROMIUM_EXTRA_ARGS: offOnly(OFF_BEFORE) },
+    env: { CHROMIUM_PATH: FULL, CHROMIUM_EXTRA_ARGS: `${offOnly(OFF_BEFORE)} ${ANGLE_BLOCK}` },
   },
   {
     name: "chromium, spare renderer (fourth session)",
-    env: { CHROMIUM_PATH: FULL, CHROMIUM_EXTRA_ARGS: offOnly(OFF_WITH_SPARE) },
+    env: { CHROMIUM_PATH: FULL, CHROMIUM_EXTRA_ARGS: `${offOnly(OFF_WITH_SPARE)} ${ANGLE_BLOCK}` },
+  },
+  {
+    name: "chromium, ANGLE's image block (twenty-third session)",
+    env: { CHROMIUM_PATH: FULL, CHROMIUM_EXTRA_ARGS: ANGLE_BLOCK },
   },
   { name: "chromium, our flags (as shipped)", env: { CHROMIUM_PATH: FULL } },
   {

@@ -135,25 +135,43 @@ async function processTypes(pool: PoolHarness, awaited: string[]) {
   }, 10_000);
   const [chromium] = await findProcessesByArgPrefix(`--user-data-dir=${pool.dataDir}/${created.id}`);
   const filtered = new Map<string, boolean>();
+  let gpuBlocksKb: number[] = [];
   for (const pid of await processTree((await processGroupOf(chromium.pid)) as number)) {
     // Chromium rewrites its children's command lines as one string.
     const command = ((await commandLineOf(pid)) ?? []).join(" ");
     const kind = /--utility-sub-type=(\S+)/.exec(command)?.[1] ?? /--type=(\S+)/.exec(command)?.[1];
     const seccomp = /^Seccomp:\s*(\d)/m.exec(await readFile(`/proc/${pid}/status`, "utf8").catch(() => ""))?.[1];
     if (kind) filtered.set(kind, seccomp === "2");
+    if (kind === "gpu-process") gpuBlocksKb = await largeAnonymousBlocksKb(pid);
   }
   await client.disconnect();
   await pool.client.stopBrowser({ projectId: project, browserId: created.id });
-  return { types, filtered, webgl };
+  return { types, filtered, webgl, gpuBlocksKb };
 }
 
-test("a browser's network service runs sandboxed and its GPU in a process of its own, or both inside its browser process with CHROMIUM_ISOLATED_SERVICES=false (~17 MB less)", async () => {
+/** The private memory (KB) of each anonymous mapping of a process that holds 4 MB or more: its large allocations. */
+async function largeAnonymousBlocksKb(pid: number): Promise<number[]> {
+  const blocks: number[] = [];
+  let anonymous = false;
+  for (const line of (await readFile(`/proc/${pid}/smaps`, "utf8")).split("\n")) {
+    const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (mapping) anonymous = mapping[1] === "";
+    const dirty = /^Private_Dirty:\s+(\d+)/.exec(line);
+    if (anonymous && dirty && Number(dirty[1]) >= 4096) blocks.push(Number(dirty[1]));
+  }
+  return blocks;
+}
+
+test("a browser's network service runs sandboxed and its GPU in a process of its own, whose one large allocation is the window's frame; or both inside its browser process with CHROMIUM_ISOLATED_SERVICES=false (~18 MB less)", async () => {
   // Waited for (a timeout if they never come): the isolated browser's GPU and network service, the page's renderer.
   const isolated = await processTypes(h, ["renderer", "GPU", "network.mojom.NetworkService"]);
   // Chromium on Linux leaves its network service unsandboxed unless told (NetworkServiceSandbox).
   expect(isolated.filtered.get("network.mojom.NetworkService")).toBe(true);
   expect(isolated.filtered.get("renderer")).toBe(true);
   expect(isolated.webgl).toBe("255,0,0,255");
+  // The GPU process's one large allocation is the window's frame (1920x1080, 4 bytes a pixel), even after WebGL
+  // drew: no 8 MiB block of ANGLE's for images (ANGLE_FEATURES_ARG).
+  expect(isolated.gpuBlocksKb).toEqual([(1920 * 1080 * 4) / 1024]);
   const lean = await startPoolHarness(
     { BROWSER_EGRESS_ALLOW: site.host, CHROMIUM_ISOLATED_SERVICES: "false", WARM_POOL_SIZE: "0" },
     {},

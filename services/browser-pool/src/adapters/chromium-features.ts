@@ -20,6 +20,14 @@ export const DISABLED_FEATURES = [
 ];
 
 /**
+ * ANGLE (WebGL, drawn by SwiftShader) otherwise suballocates its images from blocks of device memory and makes one
+ * of 8 MiB when the GPU process starts, which SwiftShader zero-fills: 8 MB of every idle browser, though few pages
+ * ever draw WebGL. Without suballocation each image gets memory of its own size; WebGL works and draws as fast
+ * (bench/browser-memory.ts).
+ */
+export const ANGLE_FEATURES_ARG = "--disable-angle-features=useVmaForImageSuballocation";
+
+/**
  * Where a browser finds an empty manifest of on-device AI models (`NO_MODEL_MANIFEST`). Without it, every launch asks
  * update.googleapis.com for the manifest of Gemini Nano's models, telling Google the host's kernel, memory and CPU
  * flags; neither `--disable-component-update`, the features of those models nor the ComponentUpdatesEnabled policy

@@ -1,5 +1,5 @@
 import type { V1Pod } from "./kube-api";
-import { DISABLED_FEATURES, MODEL_MANIFEST_ARG } from "../chromium-features";
+import { ANGLE_FEATURES_ARG, DISABLED_FEATURES, MODEL_MANIFEST_ARG } from "../chromium-features";
 
 /** Labels every browser pod carries, so a replica can list its own pods and reap the ones nobody owns. */
 export const POD_LABELS = {
@@ -85,6 +85,7 @@ export function browserPodManifest(o: PodManifestOptions): V1Pod {
     "--disable-component-update",
     "--no-first-run",
     `--disable-features=${DISABLED_FEATURES.join(",")}`,
+    ANGLE_FEATURES_ARG,
     MODEL_MANIFEST_ARG,
     `--proxy-server=${o.proxyServer}`,
     "--proxy-bypass-list=<-loopback>",
