@@ -105,7 +105,8 @@ test("a browser stopped through another node is torn down on its own node at onc
  * The kinds of process Chromium says a new browser of this pool runs (SystemInfo.getProcessInfo), once those of
  * `awaited` are among them (it lists a process once it has its pid: some can still be starting); fails if they never
  * are. With each kind, whether the host sees a seccomp filter on it (`Seccomp: 2` in /proc/<pid>/status), which
- * Chromium's sandbox puts on every process it sandboxes.
+ * Chromium's sandbox puts on every process it sandboxes; and the GPU process's large allocations, once a page drew
+ * WebGL.
  */
 async function processTypes(pool: PoolHarness, awaited: string[]) {
   const created = await pool.client.createBrowser({
