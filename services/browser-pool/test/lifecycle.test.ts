@@ -170,9 +170,10 @@ test("a browser's network service runs sandboxed and its GPU in a process of its
   expect(isolated.filtered.get("network.mojom.NetworkService")).toBe(true);
   expect(isolated.filtered.get("renderer")).toBe(true);
   expect(isolated.webgl).toBe("255,0,0,255");
-  // The GPU process's one large allocation is the window's frame (1920x1080, 4 bytes a pixel), even after WebGL
-  // drew: no 8 MiB block of ANGLE's for images (ANGLE_FEATURES_ARG).
-  expect(isolated.gpuBlocksKb).toEqual([(1920 * 1080 * 4) / 1024]);
+  // The GPU process's one large allocation is the window's frame (1920x1080, 4 bytes a pixel, within 50 KB), even
+  // after WebGL drew: no 8 MiB block of ANGLE's for images (ANGLE_FEATURES_ARG).
+  expect(isolated.gpuBlocksKb).toHaveLength(1);
+  expect(isolated.gpuBlocksKb[0]).toBeCloseTo((1920 * 1080 * 4) / 1024, -2);
   const lean = await startPoolHarness(
     { BROWSER_EGRESS_ALLOW: site.host, CHROMIUM_ISOLATED_SERVICES: "false", WARM_POOL_SIZE: "0" },
     {},
