@@ -150,11 +150,14 @@ async function processTypes(pool: PoolHarness, awaited: string[]) {
   return { types, filtered, webgl, gpuBlocksKb };
 }
 
-/** The private memory (KB) of each anonymous mapping of a process that holds 4 MB or more: its large allocations. */
+/**
+ * The private memory (KB) of each anonymous mapping of a process that holds 4 MB or more: its large allocations. None
+ * when the host may not read them (a process Chromium's sandbox made undumpable, for a test run as another user).
+ */
 async function largeAnonymousBlocksKb(pid: number): Promise<number[]> {
   const blocks: number[] = [];
   let anonymous = false;
-  for (const line of (await readFile(`/proc/${pid}/smaps`, "utf8")).split("\n")) {
+  for (const line of (await readFile(`/proc/${pid}/smaps`, "utf8").catch(() => "")).split("\n")) {
     const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
     if (mapping) anonymous = mapping[1] === "";
     const dirty = /^Private_Dirty:\s+(\d+)/.exec(line);
