@@ -332,7 +332,10 @@ test("acquire is idempotent per session, its internal URL works, release stops i
   const page = await client.newPage();
   await page.goto(site.url);
   expect(await page.title()).toBe(TEST_PAGE_TITLE);
-  expect(await page.evaluate(() => [window.outerWidth, window.outerHeight])).toEqual([1280, 800]);
+  // The window fills a screen of the size asked for (headless Chromium's own screen is 800x600).
+  expect(await page.evaluate(() => [screenX, screenY, outerWidth, outerHeight, screen.width, screen.height])).toEqual([
+    0, 0, 1280, 800, 1280, 800,
+  ]);
   await client.disconnect();
 
   const released = await h.client.releaseBrowser({ projectId: project, sessionId });

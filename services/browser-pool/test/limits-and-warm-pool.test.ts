@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { scrapeMetrics, sumOf } from "@bas/testing";
-import puppeteer from "puppeteer-core";
+import puppeteer, { type Page } from "puppeteer-core";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
 
 /**
@@ -15,6 +15,17 @@ const LAUNCH_BOUND_MS = 180_000;
 const FILL_MS = 90_000;
 // The refill starts as soon as a browser is taken, rather than a second later: these tests wait for it every round.
 const refillAtOnce = { spareRefillDelayMs: 0 };
+
+/**
+ * What a page sees of its window and screen. A window that another one opened over reports its content area as its
+ * outer bounds (headless Chromium's own behaviour, at the launch size too), so only a new page's window is compared.
+ */
+const geometry = (page: Page) =>
+  page.evaluate(() => ({
+    viewport: [window.innerWidth, window.innerHeight],
+    window: [window.screenX, window.screenY, window.outerWidth, window.outerHeight],
+    screen: [screen.width, screen.height, screen.availWidth, screen.availHeight],
+  }));
 
 describe("limits", () => {
   let h: PoolHarness;
@@ -252,12 +263,11 @@ describe("warm pool", () => {
     const client = await puppeteer.connect({ browserWSEndpoint: fitted.cdpUrl, defaultViewport: null });
     const [first] = await client.pages();
     const page = await client.newPage();
-    const sizes = await Promise.all(
-      [first, page].map((p) => p.evaluate(() => [window.innerWidth, window.innerHeight, window.outerHeight])),
-    );
-    // The page the browser had and a new one have the same viewport; the new window is 1024x700 all in all.
-    expect(sizes[1]).toEqual([1024, sizes[0][1], 700]);
-    expect(sizes[0][0]).toBe(1024);
+    const [launched, opened] = await Promise.all([first, page].map(geometry));
+    // The page the browser had and a new one: a 1024x700 window filling a screen of that size, the same viewport.
+    expect(opened).toMatchObject({ window: [0, 0, 1024, 700], screen: [1024, 700, 1024, 700] });
+    expect(launched).toMatchObject({ viewport: opened.viewport, screen: opened.screen });
+    expect(opened.viewport[0]).toBe(1024);
     const refused = await page.goto("http://elsewhere.test/");
     expect(refused?.status()).toBe(403);
     expect(refused?.headers()["x-egress-blocked"]).toMatch(/allowedDomains: elsewhere\.test is not example\.com/);
@@ -272,12 +282,7 @@ describe("warm pool", () => {
       }) ?? Number.NaN;
     const viewports = async (cdpUrl: string) => {
       const client = await puppeteer.connect({ browserWSEndpoint: cdpUrl, defaultViewport: null });
-      const pages = [(await client.pages())[0], await client.newPage()];
-      const sizes = await Promise.all(
-        pages.map((p) =>
-          p.evaluate(() => [window.innerWidth, window.innerHeight, window.outerWidth, window.outerHeight]),
-        ),
-      );
+      const sizes = await Promise.all([(await client.pages())[0], await client.newPage()].map(geometry));
       await client.disconnect();
       return sizes;
     };
@@ -293,17 +298,20 @@ describe("warm pool", () => {
     const second = await create(small);
     expect(second.id).toBe(refill);
     expect(await resized()).toBe(before + 1);
-    // Its first page and a new one share the viewport; a new window is 1366x768 all in all.
+    // Its first page and a new one share the viewport; a window is 1366x768 all in all, filling a screen that size.
     const [launchedPage, newPage] = await viewports(second.cdpUrl);
-    expect(launchedPage.slice(0, 2)).toEqual(newPage.slice(0, 2));
-    expect(newPage[0]).toBe(1366);
-    expect(newPage.slice(2)).toEqual([1366, 768]);
+    expect(launchedPage).toMatchObject({ viewport: newPage.viewport, screen: newPage.screen });
+    expect(newPage.viewport[0]).toBe(1366);
+    expect(newPage).toMatchObject({ window: [0, 0, 1366, 768], screen: [1366, 768, 1366, 768] });
 
     // The refill has that size again; a caller of another size gets it resized.
     await h.service.warmPoolFilled();
     const third = await create();
     expect(await resized()).toBe(before + 2);
-    expect((await viewports(third.cdpUrl))[1].slice(2)).toEqual([1920, 1080]);
+    expect((await viewports(third.cdpUrl))[1]).toMatchObject({
+      window: [0, 0, 1920, 1080],
+      screen: [1920, 1080, 1920, 1080],
+    });
     for (const b of [second, third]) await h.client.stopBrowser({ projectId: project, browserId: b.id });
   });
 

@@ -37,3 +37,13 @@ export const ANGLE_FEATURES_ARG = "--disable-angle-features=useVmaForImageSuball
 export const MODEL_MANIFEST_PATH = "/etc/chromium/model-manifest.json";
 export const NO_MODEL_MANIFEST = {};
 export const MODEL_MANIFEST_ARG = `--optimization-guide-manifest-override=${MODEL_MANIFEST_PATH}`;
+
+/**
+ * A browser's window at the top left of a screen of its own size. Headless Chromium otherwise reports a screen of
+ * 800x600 under a window of any size, 10 px in from the corner: a page reads that as `screen.width`, sites lay out
+ * by it, and bot checks notice a window larger than its screen. A warm browser handed out at another size gets both
+ * over CDP instead (`cdp/window-size.ts`).
+ */
+export function windowArgs(width: number, height: number): string[] {
+  return [`--window-size=${width},${height}`, "--window-position=0,0", `--screen-info={${width}x${height}}`];
+}

@@ -4,8 +4,8 @@ import { connectCdp } from "./cdp-connection";
 import { devtoolsUpstream } from "./devtools-json";
 
 /**
- * The windows a running browser has now, over a CDP connection of ours that stays open until `close`: a warm
- * browser's are looked up while it waits, so that sizing it when it is handed out is one call per window.
+ * The screen and the windows a running browser has now, over a CDP connection of ours that stays open until `close`:
+ * a warm browser's are looked up while it waits, so that sizing it when it is handed out takes one round trip.
  */
 export async function openWindows(handle: BrowserHandle): Promise<BrowserWindows> {
   const socket = handle.driver === "local" ? handle.devtoolsSocket : undefined;
@@ -17,15 +17,20 @@ export async function openWindows(handle: BrowserHandle): Promise<BrowserWindows
     for (const target of pages) {
       windowIds.push((await cdp.send("Browser.getWindowForTarget", { targetId: target.targetId })).windowId);
     }
+    const [screen] = (await cdp.send("Emulation.getScreenInfos")).screenInfos as { id: string }[];
     return {
       /**
        * Headless Chromium opens later windows (a client's new page) at the size of the last one set, so a warm
-       * browser resized this way opens pages as one launched with `--window-size` would. (The window it already had
-       * keeps its viewport but reports an outer height without the headless frame.)
+       * browser resized this way opens pages as one launched with `windowArgs` would: the screen is the window's
+       * size, for the page it had and for new ones.
        */
       async resize(width, height) {
-        for (const windowId of windowIds)
-          await cdp.send("Browser.setWindowBounds", { windowId, bounds: { width, height } });
+        await Promise.all([
+          cdp.send("Emulation.updateScreen", { screenId: screen.id, width, height }),
+          ...windowIds.map((windowId) =>
+            cdp.send("Browser.setWindowBounds", { windowId, bounds: { left: 0, top: 0, width, height } }),
+          ),
+        ]);
       },
       close: () => cdp.close(),
     };

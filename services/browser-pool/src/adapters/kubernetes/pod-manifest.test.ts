@@ -79,6 +79,8 @@ test("one browser, one pod: named for the browser, labelled for its replica, nev
   expect(container.args).toEqual(
     expect.arrayContaining([
       "--window-size=1280,800",
+      "--window-position=0,0",
+      "--screen-info={1280x800}",
       "--proxy-server=http://10.0.0.7:41234",
       "--proxy-bypass-list=<-loopback>",
     ]),

@@ -1,5 +1,5 @@
 import type { V1Pod } from "./kube-api";
-import { ANGLE_FEATURES_ARG, DISABLED_FEATURES, MODEL_MANIFEST_ARG } from "../chromium-features";
+import { ANGLE_FEATURES_ARG, DISABLED_FEATURES, MODEL_MANIFEST_ARG, windowArgs } from "../chromium-features";
 
 /** Labels every browser pod carries, so a replica can list its own pods and reap the ones nobody owns. */
 export const POD_LABELS = {
@@ -79,7 +79,7 @@ export const BROWSER_POD_USER = 1000;
  */
 export function browserPodManifest(o: PodManifestOptions): V1Pod {
   const args = [
-    `--window-size=${o.screenWidth},${o.screenHeight}`,
+    ...windowArgs(o.screenWidth, o.screenHeight),
     "--disable-dev-shm-usage",
     "--disable-background-networking",
     "--disable-component-update",

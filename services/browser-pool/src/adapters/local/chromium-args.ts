@@ -1,4 +1,4 @@
-import { ANGLE_FEATURES_ARG, DISABLED_FEATURES, MODEL_MANIFEST_ARG } from "../chromium-features";
+import { ANGLE_FEATURES_ARG, DISABLED_FEATURES, MODEL_MANIFEST_ARG, windowArgs } from "../chromium-features";
 
 export interface ChromiumArgsOptions {
   userDataDir: string;
@@ -35,7 +35,7 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
     "--remote-debugging-address=127.0.0.1",
     `--remote-debugging-port=${options.devtoolsPort}`,
     `--user-data-dir=${options.userDataDir}`,
-    `--window-size=${options.screenWidth},${options.screenHeight}`,
+    ...windowArgs(options.screenWidth, options.screenHeight),
     ...(options.noSandbox ? ["--no-sandbox"] : []),
     // Chromium on Linux runs its network service unsandboxed unless asked: it parses every byte the sites send.
     ...(options.isolatedServices
