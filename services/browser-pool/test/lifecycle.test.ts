@@ -141,7 +141,7 @@ async function processTypes(pool: PoolHarness, awaited: string[]) {
     // Chromium rewrites its children's command lines as one string.
     const command = ((await commandLineOf(pid)) ?? []).join(" ");
     const type = /--utility-sub-type=(\S+)/.exec(command)?.[1] ?? /--type=(\S+)/.exec(command)?.[1];
-    // The zygote that forks processes which sandbox themselves later (the GPU process) from the one that sandboxes.
+    // Of the zygotes, the one for processes that sandbox themselves later (the GPU process) says --no-zygote-sandbox.
     const kind = type === "zygote" && command.includes("--no-zygote-sandbox") ? "unsandboxed-zygote" : type;
     const seccomp = /^Seccomp:\s*(\d)/m.exec(await readFile(`/proc/${pid}/status`, "utf8").catch(() => ""))?.[1];
     if (kind) filtered.set(kind, seccomp === "2");

@@ -17,7 +17,11 @@ export async function openWindows(handle: BrowserHandle): Promise<BrowserWindows
     for (const target of pages) {
       windowIds.push((await cdp.send("Browser.getWindowForTarget", { targetId: target.targetId })).windowId);
     }
-    const [screen] = (await cdp.send("Emulation.getScreenInfos")).screenInfos as { id: string }[];
+    // A Chromium older than ours (CHROMIUM_PATH) may not know screens over CDP; its windows are fitted all the same.
+    const [screen] = await cdp.send("Emulation.getScreenInfos").then(
+      (answer) => answer.screenInfos as { id: string }[],
+      () => [],
+    );
     return {
       /**
        * Headless Chromium opens later windows (a client's new page) at the size of the last one set, so a warm
@@ -26,7 +30,7 @@ export async function openWindows(handle: BrowserHandle): Promise<BrowserWindows
        */
       async resize(width, height) {
         await Promise.all([
-          cdp.send("Emulation.updateScreen", { screenId: screen.id, width, height }),
+          ...(screen ? [cdp.send("Emulation.updateScreen", { screenId: screen.id, width, height })] : []),
           ...windowIds.map((windowId) =>
             cdp.send("Browser.setWindowBounds", { windowId, bounds: { left: 0, top: 0, width, height } }),
           ),
