@@ -8,7 +8,7 @@
  * spare renderer and ANGLE's image block were turned off, measured in the same run. Run it with nothing else on the
  * machine: PSS splits shared pages among all the processes that map them, so other browsers lower every figure. For
  * the same reason the last figure is what one more idle browser adds (as shipped): the PSS of all of 4 browsers, then
- * of 12, the difference per browser added; this is what sizes a machine.
+ * of 12, the difference per browser added; this is what sizes a machine (also with the services in the browser process).
  * `npx tsx bench/browser-memory.ts` (BENCH_BROWSERS=4).
  */
 import { existsSync } from "node:fs";
@@ -102,9 +102,9 @@ async function totalPss(stack: BrowserStack, browsers: Array<{ id: string }>): P
   return memory.reduce((sum, m) => sum + (m?.pssBytes ?? 0), 0) / 2 ** 20;
 }
 
-/** As shipped: PSS per browser with `BROWSERS` and with three times as many idle, and what each one added cost. */
-async function addedPerBrowser(stack: BrowserStack) {
-  await stack.startPool({ WARM_POOL_SIZE: "0", CHROMIUM_PATH: FULL });
+/** PSS per browser with `BROWSERS` and with three times as many idle, and what each one added cost. */
+async function addedPerBrowser(stack: BrowserStack, env: Record<string, string>) {
+  await stack.startPool({ WARM_POOL_SIZE: "0", CHROMIUM_PATH: FULL, ...env });
   const made: Array<{ id: string }> = [];
   const idleAt = async (count: number) => {
     while (made.length < count) made.push(await stack.request("POST", "/api/v4/browsers", {}));
@@ -150,12 +150,17 @@ async function main() {
     }
     console.log(`\nIdle browser memory, ${BROWSERS} browsers per variant (target: ≤ 120 MB PSS)`);
     console.table(rows);
-    const { few, many, added } = await addedPerBrowser(stack);
     const f = (mb: number) => mb.toFixed(1);
-    console.log(
-      `As shipped: ${f(few)} MB PSS per browser with ${BROWSERS} idle, ${f(many)} with ${3 * BROWSERS}; ` +
-        `each browser added beyond ${BROWSERS} cost ${f(added)} MB (target ≤ 120)`,
-    );
+    for (const [name, env] of [
+      ["As shipped", {}],
+      ["With CHROMIUM_ISOLATED_SERVICES=false", { CHROMIUM_ISOLATED_SERVICES: "false" }],
+    ] as const) {
+      const { few, many, added } = await addedPerBrowser(stack, env);
+      console.log(
+        `${name}: ${f(few)} MB PSS per browser with ${BROWSERS} idle, ${f(many)} with ${3 * BROWSERS}; ` +
+          `each browser added beyond ${BROWSERS} cost ${f(added)} MB (target ≤ 120)`,
+      );
+    }
   } finally {
     await cleanup();
   }
