@@ -7,8 +7,8 @@
  * Ratios are against full Chromium in headless mode with our flags as they were before the omnibox's WebUI, the
  * spare renderer and ANGLE's image block were turned off, measured in the same run. Run it with nothing else on the
  * machine: PSS splits shared pages among all the processes that map them, so other browsers lower every figure. For
- * the same reason the last figure is what one more idle browser adds (as shipped): the PSS of all of 4 browsers, then
- * of 12, the difference per browser added; this is what sizes a machine (also with the services in the browser process).
+ * the same reason the last figures are what one more idle browser adds, as shipped and with the services in the
+ * browser process: the PSS of all of 4 browsers, then of 12, the difference per browser added; this sizes a machine.
  * `npx tsx bench/browser-memory.ts` (BENCH_BROWSERS=4).
  */
 import { existsSync } from "node:fs";
