@@ -6,7 +6,7 @@ const DEFAULT = { width: 1920, height: 1080 };
 const SMALL = { width: 1280, height: 720 };
 
 /** A pool of two whose launches are counted; the browsers are stand-ins that only need to report an exit. */
-function countedPool() {
+function countedPool(options: { spareRefillDelayMs?: number; resizes?: boolean } = {}) {
   const launched: string[] = [];
   const sizes: string[] = [];
   const disposed: string[] = [];
@@ -28,6 +28,7 @@ function countedPool() {
     log: { info: () => undefined, warn: () => undefined },
     refillDelayMs: 0,
     spareRefillDelayMs: 60_000,
+    ...options,
   });
   return { pool, launched, sizes, disposed, exit: (id: string) => exits.get(id)?.("gone") };
 }
@@ -93,5 +94,41 @@ test("the refill launches at the sizes callers asked for last, and a caller gets
   expect(pool.take(SMALL)?.id).toBe("b2");
   await pool.filled();
   expect(sizes.slice(4)).toEqual(["1920x1080", "1280x720"]);
+  await pool.close();
+});
+
+test("where browsers cannot be resized, a request finds only its own size, and the pool turns to the sizes asked for", async () => {
+  const { pool, sizes, disposed } = countedPool({ spareRefillDelayMs: 0, resizes: false });
+  pool.start();
+  await pool.filled();
+  expect(sizes).toEqual(["1920x1080", "1920x1080"]);
+
+  // None of that size: the caller launches cold, and an idle browser of a size nobody asked for makes way for it.
+  expect(pool.take(SMALL)).toBeUndefined();
+  expect(disposed).toEqual(["b0"]);
+  await until(() => sizes.length === 3);
+  await pool.filled();
+  expect(sizes[2]).toBe("1280x720");
+  expect(pool.take(SMALL)?.id).toBe("b2");
+  expect(pool.take(DEFAULT)?.id).toBe("b1");
+  expect(disposed).toEqual(["b0"]);
+  await pool.close();
+});
+
+test("where browsers cannot be resized, a size asked for once takes no place of one asked for often", async () => {
+  const { pool, sizes, disposed } = countedPool({ spareRefillDelayMs: 0, resizes: false });
+  pool.start();
+  await pool.filled();
+  for (let round = 0; round < 3; round++) {
+    expect(pool.take(DEFAULT)).toBeDefined();
+    await pool.filled();
+  }
+  const launches = sizes.length;
+
+  expect(pool.take({ width: 1366, height: 768 })).toBeUndefined();
+  await new Promise((r) => setTimeout(r, 20));
+  expect(disposed).toEqual([]);
+  expect(sizes).toHaveLength(launches);
+  expect(pool.take(DEFAULT)).toBeDefined();
   await pool.close();
 });

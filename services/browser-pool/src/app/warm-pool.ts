@@ -22,6 +22,11 @@ export interface WarmPoolDeps {
    * 169–190 ms (bench/browsers.ts (b)). A take that empties the pool brings the refill forward.
    */
   spareRefillDelayMs?: number;
+  /**
+   * Whether a browser can be handed out at another window size (`BrowserDriver.resizesWindows`). Where not (the
+   * headless shell), a request finds only a browser of its own size.
+   */
+  resizes?: boolean;
 }
 
 /**
@@ -29,14 +34,18 @@ export interface WarmPoolDeps {
  * a taken browser leaves the pool for good and a new one is launched in the background, one at a time so the
  * refill never competes with callers for the CPU more than one launch's worth.
  *
- * The refill launches at the window sizes callers asked for last, so a caller that always asks for the same size
- * gets a browser that has it: resizing one when it is handed out takes Chromium's UI thread 8-12 ms, about a third
- * of a warm acquisition.
+ * The pool's window sizes follow what the latest requests asked for: each launch takes the size with the most
+ * requests per idle browser it would have (`demand / (idle + 1)`, the highest-averages rule that shares seats among
+ * parties by their votes), so a caller that always asks for the same size gets a browser that has it. Resizing one
+ * when it is handed out takes Chromium's UI thread 8-12 ms, about a third of a warm acquisition; where browsers
+ * cannot be resized at all, a request that finds none of its size launches cold, and takes the place of the idle
+ * browser needed least when its size would win the next launch, so that the pool turns to the sizes in demand.
  */
 export function createWarmPool(deps: WarmPoolDeps) {
   const idle: Launched[] = [];
-  /** The sizes the next launches take: those of the latest `size` requests, oldest first. */
-  const wanted: WindowSize[] = [];
+  /** The sizes of the latest requests, oldest first. */
+  const recent: WindowSize[] = [];
+  const remembered = 4 * deps.size;
   /** Browsers that went away by themselves, idle or taken. */
   const exited = new WeakSet<Launched>();
   let launching: Promise<void> | undefined;
@@ -54,8 +63,7 @@ export function createWarmPool(deps: WarmPoolDeps) {
   async function fill(): Promise<void> {
     while (!closed && idle.length < deps.size) {
       const id = deps.newId();
-      // Before any caller has asked for a size: the default screen, as WARM_SETTINGS has it.
-      const window = wanted.shift() ?? DEFAULT_SCREEN;
+      const window = nextSize();
       try {
         const browser = await deps.launch(id, window);
         if (closed) {
@@ -68,7 +76,6 @@ export function createWarmPool(deps: WarmPoolDeps) {
           if (at < 0) return;
           idle.splice(at, 1);
           deps.log.warn({ browserId: id, detail }, "warm browser died while idle; replacing it");
-          want(browser.window);
           void browser.dispose();
           void refill();
         });
@@ -80,9 +87,38 @@ export function createWarmPool(deps: WarmPoolDeps) {
     }
   }
 
-  function want(window: WindowSize): void {
-    wanted.push(window);
-    if (wanted.length > deps.size) wanted.shift();
+  const demand = (window: WindowSize) => recent.filter((w) => sameWindow(w, window)).length;
+  const idleOf = (window: WindowSize) => idle.filter((b) => sameWindow(b.window, window)).length;
+
+  /**
+   * The size with the most requests per idle browser it would then have; on a tie, the one whose latest request is
+   * the oldest. Before any caller has asked for a size: the default screen, as WARM_SETTINGS has it.
+   */
+  function nextSize(): WindowSize {
+    let best: { window: WindowSize; share: number } | undefined;
+    recent.forEach((window, at) => {
+      if (recent.slice(at + 1).some((later) => sameWindow(later, window))) return;
+      const share = demand(window) / (idleOf(window) + 1);
+      if (!best || share > best.share) best = { window, share };
+    });
+    return best?.window ?? DEFAULT_SCREEN;
+  }
+
+  /** Where the idle browser needed least is, and its size's requests per idle browser; the first in line on a tie. */
+  function leastNeeded(): { at: number; share: number } | undefined {
+    let least: { at: number; share: number } | undefined;
+    idle.forEach((browser, at) => {
+      const share = demand(browser.window) / idleOf(browser.window);
+      if (!least || share < least.share) least = { at, share };
+    });
+    return least;
+  }
+
+  function handOut(at: number): Launched {
+    const [browser] = idle.splice(at, 1);
+    const delay = idle.length > 0 ? (deps.spareRefillDelayMs ?? 1_000) : (deps.refillDelayMs ?? 100);
+    setTimeout(() => void refill(), delay).unref();
+    return browser;
   }
 
   return {
@@ -90,14 +126,26 @@ export function createWarmPool(deps: WarmPoolDeps) {
     start() {
       void refill();
     },
-    /** An idle browser, now the caller's alone, or undefined when none is ready: one of that size if there is. */
+    /**
+     * An idle browser, now the caller's alone, or undefined when none is ready: one of that size if there is, else
+     * the one needed least (to be resized), or none where browsers cannot be resized.
+     */
     take(window: WindowSize): Launched | undefined {
-      want(window);
+      recent.push(window);
+      if (recent.length > remembered) recent.shift();
       const sameSize = idle.findIndex((b) => sameWindow(b.window, window));
-      const [browser] = idle.splice(Math.max(sameSize, 0), 1);
-      const delay = idle.length > 0 ? (deps.spareRefillDelayMs ?? 1_000) : (deps.refillDelayMs ?? 100);
-      setTimeout(() => void refill(), delay).unref();
-      return browser;
+      if (sameSize >= 0) return handOut(sameSize);
+      const least = leastNeeded();
+      if (!least) return undefined;
+      if (deps.resizes !== false) return handOut(least.at);
+      // The caller launches cold. An idle browser makes way for its size only if that size would win the next launch.
+      if (demand(window) > least.share) {
+        const [retired] = idle.splice(least.at, 1);
+        void retired.dispose();
+        // After the caller's own launch has had the CPU.
+        setTimeout(() => void refill(), deps.spareRefillDelayMs ?? 1_000).unref();
+      }
+      return undefined;
     },
     /**
      * A browser taken for a request that was refused before it was used (the project's limit on other nodes): idle
