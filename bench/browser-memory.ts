@@ -3,7 +3,8 @@
  * flags): PSS and processes of everything each browser started (`processTree`: the crash-report handlers that leave
  * the process group included), 4 idle browsers per variant, after they settle. Each variant must still do what
  * clients and our own features need: load a page through the egress proxy, screencast (live view, recordings), open
- * a client's new page at the window size set over CDP (how a warm browser is fitted), and refuse file:// by policy.
+ * a client's new page at the window size set over CDP (how a warm browser is fitted), and refuse file:// (by policy, or
+ * in the headless shell, which reads none, by browser-pool's guard).
  * Ratios are against full Chromium in headless mode with our flags as they were before the omnibox's WebUI, the
  * spare renderer and ANGLE's image block were turned off, measured in the same run. Run it with nothing else on the
  * machine: PSS splits shared pages among all the processes that map them, so other browsers lower every figure. For
@@ -31,7 +32,21 @@ const offOnly = (features: string[]) => `--disable-features=${features.join(",")
 /** ANGLE's 8 MiB block for WebGL's images, as before the twenty-fourth session: an empty list replaces ours. */
 const ANGLE_BLOCK = "--disable-angle-features=";
 
-const VARIANTS: Array<{ name: string; env: Record<string, string> }> = [
+interface Variant {
+  name: string;
+  env: Record<string, string>;
+}
+
+/** Debian's chromium-headless-shell (`npm run setup` installs it on Debian), when this machine has it. */
+const SHELL_VARIANTS: Variant[] = [
+  { name: "chromium-headless-shell, our flags", env: { CHROMIUM_PATH: SHELL } },
+  {
+    name: "chromium-headless-shell, CHROMIUM_ISOLATED_SERVICES=false",
+    env: { CHROMIUM_PATH: SHELL, CHROMIUM_ISOLATED_SERVICES: "false" },
+  },
+];
+
+const VARIANTS: Variant[] = [
   {
     name: "chromium, omnibox WebUI preloaded (before)",
     env: { CHROMIUM_PATH: FULL, CHROMIUM_EXTRA_ARGS: `${offOnly(OFF_BEFORE)} ${ANGLE_BLOCK}` },
@@ -49,8 +64,7 @@ const VARIANTS: Array<{ name: string; env: Record<string, string> }> = [
     name: "chromium, CHROMIUM_ISOLATED_SERVICES=false",
     env: { CHROMIUM_PATH: FULL, CHROMIUM_ISOLATED_SERVICES: "false" },
   },
-  // Debian's chromium-headless-shell (apt-get install chromium-headless-shell), when this machine has it.
-  ...(existsSync(SHELL) ? [{ name: "chromium-headless-shell, our flags", env: { CHROMIUM_PATH: SHELL } }] : []),
+  ...(existsSync(SHELL) ? SHELL_VARIANTS : []),
 ];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -78,10 +92,11 @@ async function works(cdpUrl: string, pageUrl: string): Promise<string> {
     const fitted = await client.newPage();
     const resized = (await fitted.evaluate(() => window.innerWidth)) === 1024;
     await fitted.close();
-    // The host's files are closed to pages by Chromium's URLBlocklist policy (chromium-policy.ts).
+    // The host's files are closed to pages by Chromium's URLBlocklist policy (chromium-policy.ts), or in the headless
+    // shell, which reads no policies, by browser-pool's guard (cdp/file-url-guard.ts).
     const fileBlocked = await page.goto("file:///etc/hostname").then(
       () => false,
-      (err: Error) => /ERR_BLOCKED_BY_ADMINISTRATOR/.test(err.message),
+      (err: Error) => /ERR_BLOCKED_BY_ADMINISTRATOR|ERR_ACCESS_DENIED/.test(err.message),
     );
     await page.close();
     return [
@@ -151,10 +166,12 @@ async function main() {
     console.log(`\nIdle browser memory, ${BROWSERS} browsers per variant (target: ≤ 120 MB PSS)`);
     console.table(rows);
     const f = (mb: number) => mb.toFixed(1);
-    for (const [name, env] of [
-      ["As shipped", {}],
-      ["With CHROMIUM_ISOLATED_SERVICES=false", { CHROMIUM_ISOLATED_SERVICES: "false" }],
-    ] as const) {
+    const added: Variant[] = [
+      { name: "As shipped", env: {} },
+      { name: "With CHROMIUM_ISOLATED_SERVICES=false", env: { CHROMIUM_ISOLATED_SERVICES: "false" } },
+      ...(existsSync(SHELL) ? SHELL_VARIANTS : []),
+    ];
+    for (const { name, env } of added) {
       const { few, many, added } = await addedPerBrowser(stack, env);
       console.log(
         `${name}: ${f(few)} MB PSS per browser with ${BROWSERS} idle, ${f(many)} with ${3 * BROWSERS}; ` +

@@ -33,11 +33,25 @@ has() {
   esac
 }
 
+family=unknown
+if [ "$kernel" = Darwin ]; then
+  family=macos
+elif [ -r "$os_release" ]; then
+  ids=$(. "$os_release" && echo " ${ID:-} ${ID_LIKE:-} ")
+  case "$ids" in
+    *" debian "* | *" ubuntu "*) family=debian ;;
+    *" fedora "* | *" rhel "* | *" centos "*) family=fedora ;;
+  esac
+fi
+
 # What the service runs, in the order the packages are named below. Browsers are sandboxed with bubblewrap and
 # reached through socat (Linux only); Perl relays callers' CDP into a sandbox's network (ss counts its bytes);
 # setpriv and runuser (util-linux) drop root for browsers and Postgres; ffmpeg encodes recordings.
 programs=(nats-server postgres chromium ffmpeg)
 [ "$kernel" = Linux ] && programs+=(bwrap socat setpriv perl ss)
+# Debian's headless shell (Debian's alone, not Ubuntu's): the lighter browser CHROMIUM_PATH may name instead
+# (docs/browser-pool.md), which the tests run too.
+[ "$family" = debian ] && [ "$(. "$os_release" && echo "${ID:-}")" = debian ] && programs+=(chromium-headless-shell)
 missing=()
 for program in "${programs[@]}"; do has "$program" || missing+=("$program"); done
 
@@ -61,17 +75,6 @@ if [ ${#missing[@]} -eq 0 ]; then
   font_cache
   say "everything the service needs is installed (${programs[*]})."
   exit 0
-fi
-
-family=unknown
-if [ "$kernel" = Darwin ]; then
-  family=macos
-elif [ -r "$os_release" ]; then
-  ids=$(. "$os_release" && echo " ${ID:-} ${ID_LIKE:-} ")
-  case "$ids" in
-    *" debian "* | *" ubuntu "*) family=debian ;;
-    *" fedora "* | *" rhel "* | *" centos "*) family=fedora ;;
-  esac
 fi
 
 package_of() {

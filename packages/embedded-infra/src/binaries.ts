@@ -59,6 +59,10 @@ const isExecutable = (path: string) => {
   }
 };
 
+/** Debian's package of a Chromium path: the headless shell has one of its own. */
+const chromiumPackage = (path: string) =>
+  /headless[-_]shell/.test(path.split("/").pop() ?? "") ? "chromium-headless-shell" : "chromium";
+
 /**
  * The Chromium to run: `CHROMIUM_PATH` when set (and only it: a path given by hand that is wrong must say so),
  * otherwise /usr/bin/chromium, `chromium` or `chromium-browser` on PATH.
@@ -69,7 +73,7 @@ export function findChromium(explicit = programEnv().CHROMIUM_PATH): string {
   if (!found) {
     throw new MissingBinaryError(
       `Chromium not found at ${explicit ?? "/usr/bin/chromium"}${explicit ? "" : " (nor chromium or chromium-browser on PATH)"}: ` +
-        `install it (apt-get install -y chromium) or set CHROMIUM_PATH${explicit ? " to where it is" : ""}`,
+        `install it (apt-get install -y ${chromiumPackage(explicit ?? "chromium")}) or set CHROMIUM_PATH${explicit ? " to where it is" : ""}`,
     );
   }
   return found;
@@ -90,7 +94,7 @@ export function checkChromiumRuns(path: string): string {
   } catch (err) {
     const reason = (err as { stderr?: string }).stderr?.trim().split("\n")[0] || (err as Error).message.split("\n")[0];
     throw new MissingBinaryError(
-      `${path} does not run (${reason}): reinstall Chromium (apt-get install -y chromium) or set CHROMIUM_PATH`,
+      `${path} does not run (${reason}): reinstall Chromium (apt-get install -y ${chromiumPackage(path)}) or set CHROMIUM_PATH`,
     );
   }
   if (!/chrom/i.test(printed)) {

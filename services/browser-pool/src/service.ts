@@ -29,6 +29,7 @@ import { browserPoolServer } from "./adapters/grpc/browser-pool-server";
 import { createKubernetesDriver, loadKubeApi } from "./adapters/kubernetes/kubernetes-driver";
 import { egressPortCount } from "./adapters/kubernetes/network-policy";
 import { createNumberPool } from "./domain/number-pool";
+import { isHeadlessShell } from "./adapters/local/chromium-args";
 import { createLocalDriver } from "./adapters/local/local-driver";
 import { checkSandboxTools } from "./adapters/local/sandbox";
 import { createEgressPolicy, type EgressRule, parseEgressRules } from "@bas/egress-policy";
@@ -110,6 +111,7 @@ async function createDriver(config: BrowserPoolConfig, log: Logger): Promise<Bro
   if (config.BROWSER_DRIVER === "local") {
     return createLocalDriver({
       chromiumPath: config.CHROMIUM_PATH,
+      headlessShell: isHeadlessShell(config.CHROMIUM_PATH),
       root: config.BROWSER_DATA_DIR,
       users: config.RUNS_AS_ROOT
         ? createNumberPool({
@@ -246,6 +248,7 @@ export function startBrowserPoolService(
       newId,
       log,
       spareRefillDelayMs: deps.spareRefillDelayMs,
+      resizes: driver.resizesWindows,
     });
     cleanup.defer(() => warm.close());
     const ownBlobs = await createNatsBlobStore({

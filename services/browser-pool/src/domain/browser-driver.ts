@@ -63,6 +63,11 @@ export interface RelayRun {
 export interface BrowserDriver {
   readonly name: BrowserHandle["driver"];
   /**
+   * Whether a running browser's window can be resized so that a client's new page opens at the new size too; where
+   * not (the headless shell), a warm browser serves only requests of its own size.
+   */
+  readonly resizesWindows: boolean;
+  /**
    * Where a browser's egress proxy must listen for the browser to reach it: fresh for a launch, the one it had for
    * an adopted browser (`handle`).
    */

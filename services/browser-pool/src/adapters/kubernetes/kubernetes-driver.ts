@@ -234,6 +234,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Browse
 
   return {
     name: "kubernetes",
+    resizesWindows: true,
     egressAddress,
     launch,
     adopt,

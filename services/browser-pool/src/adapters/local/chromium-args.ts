@@ -1,3 +1,5 @@
+import { realpathSync } from "node:fs";
+import { basename } from "node:path";
 import { ANGLE_FEATURES_ARG, DISABLED_FEATURES, MODEL_MANIFEST_ARG, windowArgs } from "../chromium-features";
 
 export interface ChromiumArgsOptions {
@@ -68,4 +70,18 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
     ...(options.extraArgs ?? []),
     "about:blank",
   ];
+}
+
+/**
+ * Whether CHROMIUM_PATH is Chromium's headless shell (the old headless implementation, lighter at rest) rather than
+ * the full browser: Debian's `chromium-headless-shell`, Chrome for Testing's `chrome-headless-shell`, a build's
+ * `headless_shell`, by its name or the name of the file it links to.
+ */
+export function isHeadlessShell(chromiumPath: string): boolean {
+  const named = (path: string) => /headless[-_]shell/.test(basename(path));
+  try {
+    return named(chromiumPath) || named(realpathSync(chromiumPath));
+  } catch {
+    return named(chromiumPath);
+  }
 }

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { BrowserHandle } from "../../domain/events";
 import type { BrowserDriver, EgressAddress, LaunchSpec, RunningBrowser } from "../../domain/browser-driver";
 import { fetchDevtoolsJson } from "../cdp/devtools-json";
+import { type FileUrlGuard, guardFileUrls } from "../cdp/file-url-guard";
 import type { NumberPool } from "../../domain/number-pool";
 import { chromiumArgs } from "./chromium-args";
 import { type ChromiumConfig, writeChromiumConfig } from "./chromium-policy";
@@ -22,6 +23,12 @@ import { sandboxRelay } from "./sandbox-relay";
 
 export interface LocalDriverOptions {
   chromiumPath: string;
+  /**
+   * Chromium's headless shell (`isHeadlessShell`): it reads no policies, so every browser's file:// is refused by a
+   * guard of ours over CDP, and a client's new page opens at the launch size whatever a window was resized to, so
+   * warm browsers are not resized (`resizesWindows`).
+   */
+  headlessShell?: boolean;
   /** This node's folder of browser profiles: each browser gets `<root>/<browserId>`, which also marks its processes. */
   root: string;
   /** Unprivileged users for Chromium; undefined when browser-pool is not root (a user namespace stands in). */
@@ -133,6 +140,7 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
       stdio: ["ignore", "ignore", "pipe"],
       env: browserEnv(userDataDir, options.locale ?? { LANG: "C.UTF-8" }),
     });
+    let guard: FileUrlGuard | undefined;
     try {
       const devtoolsUrl = await waitForDevtools(child, launchTimeoutMs);
       const devtoolsSocket = sandboxSockets(socketsDir).devtools;
@@ -146,8 +154,11 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
         uid,
         proxyPort: null,
       };
-      return localBrowser(spec.browserId, handle, child);
+      // Before anyone else can reach the browser: its launch is not over until file:// is closed.
+      guard = await guardIfShell(handle);
+      return localBrowser(spec.browserId, handle, child, guard);
     } catch (err) {
+      guard?.close();
       if (child.pid) signalGroup(child.pid, "SIGKILL");
       if (uid !== undefined) options.users?.release(uid);
       await removeDirs(spec.browserId);
@@ -155,13 +166,26 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
     }
   }
 
+  /**
+   * The headless shell's file:// guard (`guardFileUrls`). A browser whose guard's connection breaks is ended rather
+   * than left open, and its exit is reported as any other; one that ended by itself (which breaks it too) is left be,
+   * its process group's number perhaps another's by then.
+   */
+  const guardIfShell = (handle: Pick<LocalHandle, "devtoolsUrl" | "devtoolsSocket" | "pid" | "userDataDir">) =>
+    options.headlessShell
+      ? guardFileUrls(handle.devtoolsUrl, handle.devtoolsSocket, async () => {
+          const ours = (await commandLineOf(handle.pid))?.includes(dirArg(handle.userDataDir));
+          if (ours) signalGroup(handle.pid, "SIGKILL");
+        })
+      : Promise.resolve(undefined);
+
   const removeDirs = (id: string) =>
     Promise.all([
       rm(join(options.root, id), { recursive: true, force: true }),
       rm(socketsDirOf(id), { recursive: true, force: true }),
     ]).catch(() => undefined);
 
-  function localBrowser(id: string, handle: LocalHandle, child?: ChildProcess): RunningBrowser {
+  function localBrowser(id: string, handle: LocalHandle, child?: ChildProcess, guard?: FileUrlGuard): RunningBrowser {
     let killed = false;
     let exitDetail: string | undefined;
     let poll: NodeJS.Timeout | undefined;
@@ -202,6 +226,7 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
         if (killed) return;
         killed = true;
         clearInterval(poll);
+        guard?.close();
         cdpRelay?.close();
         signalGroup(handle.pid, "SIGKILL");
         if (childExit) await childExit;
@@ -220,8 +245,9 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
     if (alive) {
       try {
         await fetchDevtoolsJson(devtoolsAddress(handle.devtoolsUrl, handle.devtoolsSocket), "/json/version");
+        const guard = await guardIfShell(handle);
         if (handle.uid !== undefined) options.users?.hold(handle.uid);
-        return localBrowser(id, handle);
+        return localBrowser(id, handle, undefined, guard);
       } catch {
         // Alive but deaf: end it below.
       }
@@ -261,7 +287,15 @@ export function createLocalDriver(options: LocalDriverOptions): BrowserDriver {
     return [...reaped];
   }
 
-  return { name: "local", egressAddress, launch, adopt, reapOrphans, close: async () => undefined };
+  return {
+    name: "local",
+    resizesWindows: !options.headlessShell,
+    egressAddress,
+    launch,
+    adopt,
+    reapOrphans,
+    close: async () => undefined,
+  };
 }
 
 function waitForDevtools(child: ChildProcess, timeoutMs: number): Promise<string> {

@@ -2,6 +2,7 @@ import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { MODEL_MANIFEST_PATH } from "../chromium-features";
 import { canRun } from "../program-path";
+import { isHeadlessShell } from "./chromium-args";
 
 /** Inside every sandbox: where Chromium's DevTools and the bridge to the egress proxy listen (their own loopback). */
 export const SANDBOX_DEVTOOLS_PORT = 9222;
@@ -177,7 +178,7 @@ export function checkSandboxTools(chromiumPath: string): void {
   }
   if (!canRun(chromiumPath)) {
     throw new Error(
-      `Chromium not found at ${chromiumPath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
+      `Chromium not found at ${chromiumPath}: install it (apt-get install -y ${isHeadlessShell(chromiumPath) ? "chromium-headless-shell" : "chromium"}) or set CHROMIUM_PATH`,
     );
   }
 }
