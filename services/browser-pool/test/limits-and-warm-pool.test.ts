@@ -275,7 +275,7 @@ describe("warm pool", () => {
     await h.client.stopBrowser({ projectId: project, browserId: fitted.id });
   });
 
-  test("the pool refills at the window size callers asked for last: the next caller of that size gets it unresized", async () => {
+  test("the pool's window size follows demand: a caller that keeps asking for one size gets it unresized", async () => {
     const resized = async () =>
       sumOf(await scrapeMetrics(h.service.metricsPort), "bas_browser_pool_warm_resized_total", {
         service: "browser-pool",
@@ -292,27 +292,33 @@ describe("warm pool", () => {
     const first = await create(small);
     expect(await resized()).toBe(before + 1);
     await h.client.stopBrowser({ projectId: project, browserId: first.id });
+    // The pool remembers 4 requests (4 × WARM_POOL_SIZE); with three of them this size's, it has most demand.
+    for (let i = 0; i < 2; i++) {
+      await h.service.warmPoolFilled();
+      await h.client.stopBrowser({ projectId: project, browserId: (await create(small)).id });
+    }
 
     await h.service.warmPoolFilled();
     const [refill] = await h.chromiumIds();
-    const second = await create(small);
-    expect(second.id).toBe(refill);
-    expect(await resized()).toBe(before + 1);
+    const unresized = await resized();
+    const next = await create(small);
+    expect(next.id).toBe(refill);
+    expect(await resized()).toBe(unresized);
     // Its first page and a new one share the viewport; a window is 1366x768 all in all, filling a screen that size.
-    const [launchedPage, newPage] = await viewports(second.cdpUrl);
+    const [launchedPage, newPage] = await viewports(next.cdpUrl);
     expect(launchedPage).toMatchObject({ viewport: newPage.viewport, screen: newPage.screen });
     expect(newPage.viewport[0]).toBe(1366);
     expect(newPage).toMatchObject({ window: [0, 0, 1366, 768], screen: [1366, 768, 1366, 768] });
 
     // The refill has that size again; a caller of another size gets it resized.
     await h.service.warmPoolFilled();
-    const third = await create();
-    expect(await resized()).toBe(before + 2);
-    expect((await viewports(third.cdpUrl))[1]).toMatchObject({
+    const other = await create();
+    expect(await resized()).toBe(unresized + 1);
+    expect((await viewports(other.cdpUrl))[1]).toMatchObject({
       window: [0, 0, 1920, 1080],
       screen: [1920, 1080, 1920, 1080],
     });
-    for (const b of [second, third]) await h.client.stopBrowser({ projectId: project, browserId: b.id });
+    for (const b of [next, other]) await h.client.stopBrowser({ projectId: project, browserId: b.id });
   });
 
   test("a browser with a profile launches cold", async () => {
