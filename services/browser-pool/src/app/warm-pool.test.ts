@@ -79,11 +79,11 @@ test("a browser taken for a request refused before it was used is put back first
   await pool.close();
 });
 
-test("the refill launches at the sizes callers asked for last, and a caller gets a browser of its size first", async () => {
+test("the refill shares its sizes out by the latest requests, and a caller gets a browser of its size first", async () => {
   const { pool, sizes } = countedPool();
   pool.start();
   await pool.filled();
-  // None has that size yet: the first in line goes (it is resized when handed out) and its refill has the size.
+  // None has that size yet: the one needed least goes (resized when handed out), and each size has one request.
   expect(pool.take(SMALL)?.id).toBe("b0");
   expect(pool.take(DEFAULT)?.id).toBe("b1");
   await pool.filled();
