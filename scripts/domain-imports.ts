@@ -4,8 +4,9 @@ import ts from "typescript";
 
 /**
  * Domain code is pure: what a `domain/` folder loads at run time (directly, or through a package's index) must not
- * reach I/O (NATS, Postgres, gRPC, HTTP, the file system, Chromium, the LLM). Only these outside modules may be
- * loaded; the project's own packages are followed into.
+ * reach I/O (NATS, Postgres, gRPC, HTTP, the file system, Chromium, the LLM), and it names no outside module's types
+ * but these either (a port says what it needs in its own words, not as a `Socket`). Only these outside modules may
+ * be imported; the project's own packages are followed into where they are loaded, not where only their types are.
  */
 const PURE_MODULES = new Set([
   "zod",
@@ -38,10 +39,10 @@ function workspacePackages(root: string): Map<string, { dir: string; exports: Re
   return packages;
 }
 
-/** The modules a file loads when it runs: imports and re-exports that are not type-only. */
-function runtimeImports(file: string): string[] {
+/** The modules a file imports or re-exports, and whether it loads them when it runs (not type-only). */
+function imports(file: string): Array<{ specifier: string; loaded: boolean }> {
   const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.ES2022);
-  const found: string[] = [];
+  const found: Array<{ specifier: string; loaded: boolean }> = [];
   for (const statement of source.statements) {
     if (ts.isImportDeclaration(statement)) {
       const clause = statement.importClause;
@@ -53,9 +54,9 @@ function runtimeImports(file: string): string[] {
           ts.isNamedImports(clause.namedBindings) &&
           clause.namedBindings.elements.length > 0 &&
           clause.namedBindings.elements.every((e) => e.isTypeOnly));
-      if (!typeOnly) found.push((statement.moduleSpecifier as ts.StringLiteral).text);
-    } else if (ts.isExportDeclaration(statement) && statement.moduleSpecifier && !statement.isTypeOnly) {
-      found.push((statement.moduleSpecifier as ts.StringLiteral).text);
+      found.push({ specifier: (statement.moduleSpecifier as ts.StringLiteral).text, loaded: !typeOnly });
+    } else if (ts.isExportDeclaration(statement) && statement.moduleSpecifier) {
+      found.push({ specifier: (statement.moduleSpecifier as ts.StringLiteral).text, loaded: !statement.isTypeOnly });
     }
   }
   return found;
@@ -97,9 +98,10 @@ export function findDomainIo(root: string): string[] {
     if (pureFiles.has(file) || seen.has(file)) return;
     seen.add(file);
     const before = problems.length;
-    for (const specifier of runtimeImports(file)) {
+    for (const { specifier, loaded } of imports(file)) {
       let target: string | undefined;
       if (specifier.startsWith(".")) {
+        if (!loaded) continue;
         target = resolveFile(resolve(dirname(file), specifier));
       } else {
         const name = specifier
@@ -108,9 +110,11 @@ export function findDomainIo(root: string): string[] {
           .join("/");
         const pkg = packages.get(name);
         if (!pkg) {
-          if (!PURE_MODULES.has(specifier)) problems.push([...chain, specifier].join(" → "));
+          if (!PURE_MODULES.has(specifier))
+            problems.push([...chain, loaded ? specifier : `${specifier} (types)`].join(" → "));
           continue;
         }
+        if (!loaded) continue;
         const entry = pkg.exports[`.${specifier.slice(name.length)}`];
         target = entry ? resolveFile(join(pkg.dir, entry)) : undefined;
       }

@@ -1,4 +1,3 @@
-import type { Socket } from "node:net";
 import type { BrowserHandle } from "./events";
 
 /** What a driver needs to launch one browser. */
@@ -40,13 +39,21 @@ export interface RunningBrowser {
   readonly cdpRelay?: CdpRelay;
 }
 
+/** A caller's open connection, as a relay takes it over: what it is handed and who is at the other end. */
+export interface CallerConnection {
+  /** The connection's file descriptor, which the relay process inherits. */
+  descriptor: number;
+  remoteAddress?: string;
+  remotePort?: number;
+}
+
 /** Carries callers' CDP connections straight to the browser, each in a process of its own. */
 export interface CdpRelay {
   /**
-   * A relay for `client`, whose upgrade request was read here: it sends `request` (that request re-addressed to the
+   * A relay for `caller`, whose upgrade request was read here: it sends `request` (that request re-addressed to the
    * browser) on, then copies bytes both ways until either side ends. The relay ending is the connection ending.
    */
-  start(client: Socket, request: string): RelayRun;
+  start(caller: CallerConnection, request: string): RelayRun;
   /** No relay starts after this; the running ones are the caller's to end. */
   close(): void;
 }

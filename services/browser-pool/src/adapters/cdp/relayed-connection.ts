@@ -1,6 +1,6 @@
 import type { Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { CdpRelay, RelayRun } from "../../domain/browser-driver";
+import type { CallerConnection, CdpRelay, RelayRun } from "../../domain/browser-driver";
 import type { SocketCounter } from "./socket-counts";
 
 const COUNT_AFTER_KILL_MS = 1_000;
@@ -43,7 +43,7 @@ export function relayConnection(
   client.on("error", () => undefined);
   let run: RelayRun;
   try {
-    run = relay.start(client, request);
+    run = relay.start(callerOf(client), request);
   } catch {
     return undefined;
   }
@@ -80,4 +80,11 @@ export function relayConnection(
     client.destroy();
   }
   return { count, kill, abandon, ended };
+}
+
+/** The socket as the relay port knows it; throws when it has no descriptor to hand over. */
+function callerOf(client: Socket): CallerConnection {
+  const descriptor = (client as unknown as { _handle?: { fd?: number } })._handle?.fd;
+  if (descriptor === undefined || descriptor < 0) throw new Error("the caller's connection has no descriptor");
+  return { descriptor, remoteAddress: client.remoteAddress, remotePort: client.remotePort };
 }

@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
 import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
-import type { Socket } from "node:net";
 import { createInterface } from "node:readline";
 import type { CdpRelay, RelayRun } from "../../domain/browser-driver";
 import { RELAY_HOST_PROGRAM } from "./relay-program";
@@ -32,10 +31,10 @@ export function sandboxRelay(bwrapPid: number, uid: number | undefined): CdpRela
   relayHost();
   let closed = false;
   return {
-    start(client, request) {
+    start(caller, request) {
       if (closed) throw new Error("the browser's sandbox is closed");
-      const caller = `${descriptorOf(client)} ${client.remoteAddress ?? "-"} ${client.remotePort ?? 0}`;
-      return relayHost().start(`${caller} ${network} ${dev}:${ino} ${uid} ${SANDBOX_DEVTOOLS_PORT}`, request);
+      const from = `${caller.descriptor} ${caller.remoteAddress ?? "-"} ${caller.remotePort ?? 0}`;
+      return relayHost().start(`${from} ${network} ${dev}:${ino} ${uid} ${SANDBOX_DEVTOOLS_PORT}`, request);
     },
     close() {
       if (closed) return;
@@ -97,12 +96,6 @@ function relayHost(): RelayHost {
   };
   host = started;
   return started;
-}
-
-function descriptorOf(client: Socket): number {
-  const fd = (client as unknown as { _handle?: { fd?: number } })._handle?.fd;
-  if (fd === undefined || fd < 0) throw new Error("the caller's connection has no descriptor");
-  return fd;
 }
 
 /** bubblewrap's child: the sandbox's first process, in its namespaces for as long as the sandbox lives. */
