@@ -7,6 +7,9 @@ import {
 } from "@bas/embedded-infra";
 import type { StackConfig } from "./config";
 
+/** The Node.js major the service is tested on (the current LTS) and needs: CI runs on it alone. */
+export const NODE_MAJOR = 24;
+
 export interface Prerequisites {
   /** The Chromium browser-pool is to run (CHROMIUM_PATH, or one found in the usual places); unset with pods. */
   chromiumPath: string | undefined;
@@ -19,8 +22,18 @@ export interface Prerequisites {
  * and in one go what to install, instead of from a stack that never turns healthy. Only Chromium is run, to ask its
  * version: a path that names another program is as broken as a missing one.
  */
-export function checkPrerequisites(config: StackConfig, env: NodeJS.ProcessEnv = process.env): Prerequisites {
+export function checkPrerequisites(
+  config: StackConfig,
+  env: NodeJS.ProcessEnv = process.env,
+  nodeVersion: string = process.version,
+): Prerequisites {
   const missing: string[] = [];
+  if (Number(/^v(\d+)/.exec(nodeVersion)?.[1]) < NODE_MAJOR) {
+    missing.push(
+      `Node.js ${NODE_MAJOR} or newer (this is ${nodeVersion}, which the service is not tested on): install Node.js ` +
+        `${NODE_MAJOR}, the current LTS (https://nodejs.org/en/download), and start again with it`,
+    );
+  }
   const attempt = <T>(find: () => T): T | undefined => {
     try {
       return find();
