@@ -375,11 +375,12 @@ test("enableRecording: once the session ended, its read carries the recording of
   expect(created.status).toBe(200);
   const id = created.body.id;
   let read = created;
+  // The session stops when its task is done; the recording is added when browser-pool has stored it, which may be
+  // just before or just after: the read is waited for until it shows both.
   await until(async () => {
     read = await stack.request("GET", `/api/v3/sessions/${id}`);
-    return read.body.recordingUrls.length > 0;
+    return read.body.status === "stopped" && read.body.recordingUrls.length > 0;
   }, 60_000);
-  expect(read.body.status).toBe("stopped");
   expect(read.body.recordingUrls).toHaveLength(1);
   const video = await fetch(read.body.recordingUrls[0]);
   expect(video.status).toBe(200);

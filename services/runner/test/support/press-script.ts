@@ -17,14 +17,21 @@ export const press =
     toolCallReply("click", { index: pressIndex(req) }, usage ? { usage } : {});
 
 /**
- * The scripted model as a real one would act: it presses the button, unless the history of its earlier steps says
- * it already did (then it is done). An agent that forgot its steps presses a second time.
+ * The scripted model as a real one would act: it presses the button, unless it already did. What the page shows
+ * decides: "Pressed 1 time" means done, "Pressed 0 times" means not yet, even where its history holds a click whose
+ * outcome was unknown (the connection to the browser broke as it was sent). Where the page shows no count (a new
+ * browser, a page still loading), the history decides: a click there means done. An agent that forgot its steps,
+ * or repeated an action on its own, leaves a count of 2.
  */
 export const pressUnlessDone =
   (usage?: ScriptedUsage) =>
   (req: RecordedRequest): ScriptedReply => {
-    const history = /<history>([\s\S]*?)<\/history>/.exec(promptText(req))?.[1] ?? "";
-    return /click/.test(history)
+    const text = promptText(req);
+    const page = /<browser_state>([\s\S]*?)<\/browser_state>/.exec(text)?.[1] ?? "";
+    const count = /Pressed (\d+) time/.exec(page)?.[1];
+    const history = /<history>([\s\S]*?)<\/history>/.exec(text)?.[1] ?? "";
+    const pressed = count === undefined ? /click/.test(history) : Number(count) > 0;
+    return pressed
       ? toolCallReply("done", { success: true, text: "Pressed the button once." }, usage ? { usage } : {})
       : toolCallReply("click", { index: pressIndex(req) }, usage ? { usage } : {});
   };
