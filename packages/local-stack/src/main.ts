@@ -22,11 +22,20 @@ const SHUTDOWN_ORDER = ["gateway", "runner", "sessions", "browser-pool", "billin
 
 /** What stops what has started so far; run last-started first. */
 const stopSteps: Array<() => unknown> = [];
+/** What ends, at once, what has started so far: for a stop that overruns its deadline. */
+const killSteps: Array<() => void> = [];
+/** A stop always stops: whatever is still running this long after the signal is killed (the promise is 20 s). */
+const STOP_DEADLINE_MS = 15_000;
 let shuttingDown = false;
 
 async function shutdown(reason: string, exitCode = 0): Promise<void> {
   if (shuttingDown) return;
   shuttingDown = true;
+  setTimeout(() => {
+    complain(`still stopping after ${STOP_DEADLINE_MS / 1000} s: killing what is left`);
+    for (const kill of killSteps) kill();
+    process.exit(exitCode || 1);
+  }, STOP_DEADLINE_MS).unref();
   if (stopSteps.length > 0) say(`\n${reason}: stopping...`);
   for (const step of stopSteps.reverse()) await step();
   if (stopSteps.length > 0) say("stopped.");
@@ -37,6 +46,14 @@ async function shutdown(reason: string, exitCode = 0): Promise<void> {
 // a closed output pipe. NATS and Postgres run detached (a Ctrl-C reaches only the launcher): only it can stop them.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void shutdown(signal));
 whenOutputCloses(() => void shutdown("output closed"));
+
+function killProcess(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // gone already
+  }
+}
 
 /** Everything is checked before anything starts: a mistake costs a second, not two minutes of restarts. */
 async function main() {
@@ -168,6 +185,13 @@ async function main() {
     for (const started of await infraStarting) if (started.status === "fulfilled") await started.value?.stop();
     natsLog.end();
   });
+  const infraRunning: Array<{ current(): { pid: number } }> = [];
+  void infraStarting.then((all) => {
+    for (const started of all) if (started.status === "fulfilled" && started.value) infraRunning.push(started.value);
+  });
+  killSteps.push(() => {
+    for (const server of infraRunning) killProcess(server.current().pid);
+  });
   const [natsStart, pgStart] = await infraStarting;
   for (const started of [natsStart, pgStart]) if (started.status === "rejected") throw started.reason;
   if (shuttingDown) return;
@@ -188,6 +212,7 @@ async function main() {
     },
   });
   stopSteps.push(() => supervisor.stopAll(SHUTDOWN_ORDER));
+  killSteps.push(() => supervisor.pids().forEach(killProcess));
 
   for (const s of services) {
     supervisor.start({ name: s.name, entry: `services/${s.name}/src/main.ts`, env: envOf(s, infra) });

@@ -5,10 +5,11 @@ import { setTimeout as sleep } from "node:timers/promises";
  * Every process a test run started, however it was started: by the harness, by a test, by a launcher a test
  * started, or by a browser-pool (whose sandboxed browsers outlive it on purpose). Each carries the run's marker in
  * its environment (inherited from jest, which got it in globalSetup) or the run's temp folder on its command line
- * (the browsers, whose environment is scrubbed), or descends from one that does.
+ * (the browsers, whose environment is scrubbed), or descends from one that does. `markerVariable` names another
+ * variable that marks them with `root` (a test's own stack).
  */
-export function processesOfRun(root: string, spare: number[] = []): number[] {
-  const marker = `BAS_TEST_ROOT=${root}\0`;
+export function processesOfRun(root: string, spare: number[] = [], markerVariable = "BAS_TEST_ROOT"): number[] {
+  const marker = `${markerVariable}=${root}\0`;
   const parentOf = new Map<number, number>();
   const marked = new Set<number>();
   for (const entry of readdirSync("/proc")) {
