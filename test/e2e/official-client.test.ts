@@ -19,7 +19,8 @@ let v3: BrowserUse;
 let v4: BrowserUseV4;
 let dir: string;
 beforeAll(async () => {
-  stack = await startAgentStack();
+  // The official client against the service as it ships: full Chromium, not the tests' MEANS_CHROMIUM.
+  stack = await startAgentStack({ browserPoolEnv: { CHROMIUM_PATH: "/usr/bin/chromium" } });
   v3 = new BrowserUse({ apiKey: stack.apiKey, baseUrl: `${stack.baseUrl}/api/v3`, maxRetries: 0 });
   v4 = new BrowserUseV4({ apiKey: stack.apiKey, baseUrl: `${stack.baseUrl}/api/v4`, maxRetries: 0 });
   dir = mkdtempSync(join(tmpdir(), "official-client-"));

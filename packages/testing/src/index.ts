@@ -6,3 +6,4 @@ export { type ServiceProcess, spawnServiceProcess } from "./service-process";
 export { type MetricSample, parseMetrics, scrapeMetrics, sumOf } from "./metrics-text";
 export { type SeverableLink, startSeverableLink } from "./severable-link";
 export { processesOfRun } from "./run-processes";
+export { MEANS_CHROMIUM } from "./means-chromium";

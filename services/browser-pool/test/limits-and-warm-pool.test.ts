@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { scrapeMetrics, sumOf } from "@bas/testing";
+import { MEANS_CHROMIUM, scrapeMetrics, sumOf } from "@bas/testing";
 import puppeteer, { type Page } from "puppeteer-core";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
 
@@ -15,6 +15,9 @@ const LAUNCH_BOUND_MS = 180_000;
 const FILL_MS = 90_000;
 // The refill starts as soon as a browser is taken, rather than a second later: these tests wait for it every round.
 const refillAtOnce = { spareRefillDelayMs: 0 };
+// The limits count browsers, whichever Chromium they are: the lighter one launches them, round after round. The warm
+// pool's tests fit windows, which only full Chromium does.
+const MEANS = { CHROMIUM_PATH: MEANS_CHROMIUM };
 
 /**
  * What a page sees of its window and screen. A window that another one opened over reports its content area as its
@@ -30,7 +33,7 @@ const geometry = (page: Page) =>
 describe("limits", () => {
   let h: PoolHarness;
   beforeAll(async () => {
-    h = await startPoolHarness({ MAX_BROWSERS_PER_PROJECT: "2", MAX_BROWSERS_PER_NODE: "3" });
+    h = await startPoolHarness({ MAX_BROWSERS_PER_PROJECT: "2", MAX_BROWSERS_PER_NODE: "3", ...MEANS });
   });
   afterAll(() => h?.close());
 
@@ -66,7 +69,7 @@ describe("a project at exactly its limit", () => {
   const LIMIT = 4;
   beforeAll(async () => {
     h = await startPoolHarness(
-      { MAX_BROWSERS_PER_PROJECT: String(LIMIT), MAX_BROWSERS_PER_NODE: "20", WARM_POOL_SIZE: String(LIMIT) },
+      { MAX_BROWSERS_PER_PROJECT: String(LIMIT), MAX_BROWSERS_PER_NODE: "20", WARM_POOL_SIZE: String(LIMIT), ...MEANS },
       refillAtOnce,
     );
   });
@@ -104,7 +107,12 @@ describe("a project at exactly its limit", () => {
 describe("a project's limit across nodes", () => {
   // Two nodes on one database, as replicas behind one address: a burst of one project's creates spread over both.
   const LIMIT = 3;
-  const env = { MAX_BROWSERS_PER_PROJECT: String(LIMIT), MAX_BROWSERS_PER_NODE: "20", WARM_POOL_SIZE: String(LIMIT) };
+  const env = {
+    MAX_BROWSERS_PER_PROJECT: String(LIMIT),
+    MAX_BROWSERS_PER_NODE: "20",
+    WARM_POOL_SIZE: String(LIMIT),
+    ...MEANS,
+  };
   let nodes: PoolHarness[] = [];
   let otherDir: string;
   beforeAll(async () => {

@@ -7,7 +7,14 @@ import { blobBucketName } from "@bas/blobs";
 import { type BrowserPoolService, loadBrowserPoolConfig, startBrowserPoolService } from "@bas/browser-pool";
 import { loadSessionsConfig, type SessionsService, startSessionsService } from "@bas/sessions";
 import { freePort } from "@bas/embedded-infra";
-import { createTestInfra, natsUrl, type ServiceProcess, spawnServiceProcess, type TestInfra } from "@bas/testing";
+import {
+  createTestInfra,
+  MEANS_CHROMIUM,
+  natsUrl,
+  type ServiceProcess,
+  spawnServiceProcess,
+  type TestInfra,
+} from "@bas/testing";
 import { type BillingService, loadBillingConfig, startBillingService } from "@bas/billing";
 import { type GatewayService, loadGatewayConfig, startGatewayService } from "@bas/gateway";
 import { gateway as gatewayProto } from "@bas/proto";
@@ -132,6 +139,7 @@ export async function startAgentStack(options: AgentStackOptions = {}): Promise<
           BROWSER_DATA_DIR: join(dataDir, node),
           // The fixture sites are on loopback, which a tenant's browser may not reach unless allowed.
           BROWSER_EGRESS_ALLOW: [new URL(sites.url).host, ...(options.egressAllow ?? [])].join(","),
+          CHROMIUM_PATH: MEANS_CHROMIUM,
           ...options.browserPoolEnv,
         }),
         { ackWaitMs: 1_000 },

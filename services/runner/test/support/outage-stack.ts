@@ -15,7 +15,7 @@ import {
 } from "@bas/embedded-infra";
 import { billing as billingProto, sessions } from "@bas/proto";
 import { streamNames } from "@bas/event-store";
-import { runEnv } from "@bas/testing";
+import { MEANS_CHROMIUM, runEnv } from "@bas/testing";
 import { checkGrpcHealth, connectClient, connectNats, type PromiseClient } from "@bas/service-kit";
 import pino from "pino";
 import { startFixtureSites, type FixtureSites } from "../../../../test/fixtures/sites";
@@ -102,7 +102,7 @@ export async function startOutageStack(): Promise<OutageStack> {
     BROWSER_DATA_DIR: dirs.browsers,
     USAGE_INTERVAL_MS: "60000",
     BROWSER_EGRESS_ALLOW: new URL(sites.url).host,
-    ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
+    CHROMIUM_PATH: MEANS_CHROMIUM,
   };
   let pool: ChildProcess | undefined;
   const startPool = async () => {

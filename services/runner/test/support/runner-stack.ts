@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { sessions } from "@bas/proto";
 import { connectClient, type Logger, type PromiseClient } from "@bas/service-kit";
-import { createTestInfra, natsUrl, type TestInfra } from "@bas/testing";
+import { createTestInfra, MEANS_CHROMIUM, natsUrl, type TestInfra } from "@bas/testing";
 import { loadBillingConfig } from "../../../billing/src/config";
 import { type BillingService, startBillingService } from "../../../billing/src/service";
 import { loadBrowserPoolConfig } from "../../../browser-pool/src/config";
@@ -90,6 +90,7 @@ export async function startRunnerStack(options: RunnerStackOptions = {}): Promis
       USAGE_INTERVAL_MS: "60000",
       // The fixture sites are on loopback, which a tenant's browser may not reach unless allowed.
       BROWSER_EGRESS_ALLOW: new URL(sites.url).host,
+      CHROMIUM_PATH: MEANS_CHROMIUM,
     }),
     { ackWaitMs: 1_000 },
   );
