@@ -185,14 +185,12 @@ async function main() {
     for (const started of await infraStarting) if (started.status === "fulfilled") await started.value?.stop();
     natsLog.end();
   });
-  const infraRunning: Array<{ current(): { pid: number } }> = [];
-  void infraStarting.then((all) => {
-    for (const started of all) if (started.status === "fulfilled" && started.value) infraRunning.push(started.value);
-  });
-  killSteps.push(() => {
-    for (const server of infraRunning) killProcess(server.current().pid);
-  });
   const [natsStart, pgStart] = await infraStarting;
+  killSteps.push(() => {
+    for (const started of [natsStart, pgStart]) {
+      if (started.status === "fulfilled" && started.value) killProcess(started.value.current().pid);
+    }
+  });
   for (const started of [natsStart, pgStart]) if (started.status === "rejected") throw started.reason;
   if (shuttingDown) return;
   const nats = natsStart.status === "fulfilled" ? natsStart.value : undefined;
