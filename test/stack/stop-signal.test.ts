@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freePort } from "@bas/embedded-infra";
-import { eventually, processesOfRun } from "@bas/testing";
+import { commandOf, eventually, processesOfRun } from "@bas/testing";
 
 const ROOT = resolve(__dirname, "../..");
 /** What a stop may take, every process of the stack included: the launcher's promise. */
@@ -25,14 +25,8 @@ function npmStart(dataDir: string, port: number): ChildProcess {
   });
 }
 
-const commandOf = (pid: number) => {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
-  } catch {
-    return "";
-  }
-};
-const stackCommands = (dataDir: string) => processesOfRun(dataDir, [], "STOP_TEST_DATA").map(commandOf);
+const stackCommands = (dataDir: string) =>
+  processesOfRun(dataDir, [], "STOP_TEST_DATA").map((pid) => commandOf(pid) ?? "");
 
 function groupAlive(pgid: number): boolean {
   try {

@@ -5,5 +5,5 @@ export { runEnv } from "./run-env";
 export { type ServiceProcess, spawnServiceProcess } from "./service-process";
 export { type MetricSample, parseMetrics, scrapeMetrics, sumOf } from "./metrics-text";
 export { type SeverableLink, startSeverableLink } from "./severable-link";
-export { processesOfRun } from "./run-processes";
+export { commandOf, processesOfRun } from "./run-processes";
 export { MEANS_CHROMIUM } from "./means-chromium";

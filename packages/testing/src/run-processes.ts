@@ -66,7 +66,8 @@ export async function endProcessesOfRun(root: string, graceMs = 3_000): Promise<
   return found.map((pid) => commands.get(pid) ?? String(pid));
 }
 
-function commandOf(pid: number): string | undefined {
+/** A process's command line, its first 160 characters; undefined once it is gone. */
+export function commandOf(pid: number): string | undefined {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim().slice(0, 160);
   } catch {
