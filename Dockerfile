@@ -18,7 +18,10 @@ COPY package.json package-lock.json ./
 # phones home), nor does the build below (esbuild finds its platform's binary without its script).
 # npm ci takes this lock as it is (checked with `npm ci --dry-run`); should a lock written against a registry mirror
 # lack other platforms' optional builds, npm ci refuses it (see .ci/run) and these two lines need `npm install`.
-RUN --mount=type=cache,target=/root/.npm \
+# The secret `ca-certificates` (optional: `npm run images` passes the host's bundle) is for a registry behind a proxy
+# that inspects TLS; it is read during the build only and stays out of the image.
+RUN --mount=type=cache,target=/root/.npm --mount=type=secret,id=ca-certificates \
+    NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates \
     npm ci --omit=dev --workspaces=false --ignore-scripts --no-audit --no-fund
 
 # ---- The compiled services: dist/<name>/main.js, dist/grpc-health-probe.js, dist/chromium/ --------------------
@@ -26,7 +29,8 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 # All of the source (less what .dockerignore leaves out) before npm ci: the workspaces must be there to be linked.
 COPY . .
-RUN --mount=type=cache,target=/root/.npm \
+RUN --mount=type=cache,target=/root/.npm --mount=type=secret,id=ca-certificates \
+    NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates \
     npm ci --ignore-scripts --no-audit --no-fund && npm run build
 
 # ---- What the five service images share ------------------------------------------------------------------------
