@@ -123,3 +123,32 @@ EXPOSE 9222
 ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/chromium-pod"]
 HEALTHCHECK --interval=15s --timeout=5s --start-period=15s \
     CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/$DEVTOOLS_PORT && printf 'GET /json/version HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n' >&3 && grep -q webSocketDebuggerUrl <&3"]
+
+# ---- NATS and Postgres for `npm run start:containers` (a deployment brings its own; the chart's values name them) --
+FROM ${DEBIAN_IMAGE} AS nats
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends nats-server tini \
+    && rm -rf /var/lib/apt/lists/* \
+    && mkdir /data && chown 1000:1000 /data
+USER 1000:1000
+ENV NATS_PORT=4222
+EXPOSE 4222
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["sh", "-c", "exec nats-server --jetstream --store_dir /data --addr 127.0.0.1 --port \"$NATS_PORT\""]
+HEALTHCHECK --interval=15s --timeout=5s CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/$NATS_PORT"]
+
+FROM ${DEBIAN_IMAGE} AS postgres
+# The postgres user first, with a fixed number (the package takes it as it finds it).
+RUN groupadd --system --gid 999 postgres \
+    && useradd --system --uid 999 --gid postgres --home-dir /var/lib/postgresql --shell /bin/bash postgres \
+    && apt-get update \
+    && apt-get install -y --no-install-recommends postgresql tini \
+    && rm -rf /var/lib/apt/lists/* \
+    && mkdir /data && chown postgres:postgres /data
+COPY --chmod=755 deploy/image/postgres.sh /usr/local/bin/postgres-entrypoint
+# Debian's postgres user, by number for runAsNonRoot.
+USER 999:999
+ENV PGPORT=5432 PGDATA=/data/pgdata POSTGRES_DB=bas
+EXPOSE 5432
+ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/postgres-entrypoint"]
+HEALTHCHECK --interval=15s --timeout=5s CMD ["sh", "-c", "pg_isready -h 127.0.0.1 -p \"$PGPORT\""]

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `npm run setup`: installs the system programs the service needs when they are missing (root, or sudo without a
 # password), otherwise prints the exact command for this OS and stops. Runs before `npm install`: plain bash only.
+# `npm run setup -- images` also installs what `npm run images` and `npm run start:containers` need (Podman, runc,
+# debootstrap).
 #
 # For tests: SETUP_OS_RELEASE (default /etc/os-release), SETUP_UNAME (default `uname -s`), SETUP_CAN_INSTALL (yes|no,
 # default: root or passwordless sudo), SETUP_ASSUME_MISSING (programs to treat as missing, space-separated).
@@ -13,8 +15,8 @@ assume_missing=" ${SETUP_ASSUME_MISSING:-} "
 say() { printf 'setup: %s\n' "$*"; }
 
 node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-if [ "$node_major" -lt 20 ]; then
-  say "Node.js 20 or newer is needed (found: $(node --version 2>/dev/null || echo none)); Node 20 and 24 are tested."
+if [ "$node_major" -lt 24 ]; then
+  say "Node.js 24 or newer is needed (found: $(node --version 2>/dev/null || echo none)): install Node.js 24, the current LTS."
   exit 1
 fi
 
@@ -52,6 +54,9 @@ programs=(nats-server postgres chromium ffmpeg)
 # Debian's headless shell (Debian's alone, not Ubuntu's): the lighter browser CHROMIUM_PATH may name instead
 # (docs/browser-pool.md), which the tests run too.
 [ "$family" = debian ] && [ "$(. "$os_release" && echo "${ID:-}")" = debian ] && programs+=(chromium-headless-shell)
+# Podman builds and runs the images where no registry is reachable (runc where crun cannot run, debootstrap for the
+# base images).
+[ "${1:-}" = images ] && [ "$family" = debian ] && programs+=(podman runc debootstrap)
 missing=()
 for program in "${programs[@]}"; do has "$program" || missing+=("$program"); done
 

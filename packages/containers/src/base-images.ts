@@ -93,11 +93,15 @@ async function ensureOwnDebian(engine: Engine, env: NodeJS.ProcessEnv, log: Log)
     rmSync(join(root, "etc/apt/sources.list"), { force: true });
     writeFileSync(join(root, "etc/apt/sources.list.d/debian.sources"), sources(mirror));
     // What debootstrap downloaded and unpacked but an image does not carry.
-    await run("sh", [
-      "-c",
-      "rm -rf var/cache/apt/archives/*.deb var/lib/apt/lists/* usr/share/doc/* usr/share/man/* usr/share/info/* " +
-        "$(ls -d usr/share/locale/* | grep -v locale.alias)",
-    ], { cwd: root });
+    await run(
+      "sh",
+      [
+        "-c",
+        "rm -rf var/cache/apt/archives/*.deb var/lib/apt/lists/* usr/share/doc/* usr/share/man/* usr/share/info/* " +
+          "$(ls -d usr/share/locale/* | grep -v locale.alias)",
+      ],
+      { cwd: root },
+    );
     const archive = join(root, "..", `${root.split("/").pop()}.tar`);
     await run("tar", ["-C", root, "-cf", archive, "."]);
     try {

@@ -36,7 +36,10 @@ function podmanConf(): string {
   const file = join(dir, "containers.conf");
   const runtime = existsSync("/usr/bin/runc") || existsSync("/usr/sbin/runc") ? '\n[engine]\nruntime = "runc"\n' : "";
   mkdirSync(dir, { recursive: true });
-  writeFileSync(file, `# Written by the browser agent service's container tools.\n[containers]\ndefault_ulimits = []\n${runtime}`);
+  writeFileSync(
+    file,
+    `# Written by the browser agent service's container tools.\n[containers]\ndefault_ulimits = []\n${runtime}`,
+  );
   return file;
 }
 

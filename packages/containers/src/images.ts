@@ -7,7 +7,16 @@ import type { Engine } from "./engine";
 const ROOT = resolve(__dirname, "../../..");
 
 /** The Dockerfile's targets, each an image `bas/<target>:<version>`. */
-export const TARGETS = ["gateway", "sessions", "runner", "billing", "browser-pool", "chromium"] as const;
+export const TARGETS = [
+  "gateway",
+  "sessions",
+  "runner",
+  "billing",
+  "browser-pool",
+  "chromium",
+  "nats",
+  "postgres",
+] as const;
 export type Target = (typeof TARGETS)[number];
 
 /** The images' tag: the project's version, which is also the chart's appVersion. */

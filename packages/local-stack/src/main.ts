@@ -1,18 +1,20 @@
 import { createWriteStream } from "node:fs";
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
+import { findEngine, type Target } from "@bas/containers";
 import { freePort, postgresUser, startNatsServer, startPostgres } from "@bas/embedded-infra";
 import { ConfigError } from "@bas/service-kit";
 import { banner } from "./banner";
-import { loadStackConfig } from "./config";
+import { loadStackConfig, type StackConfig } from "./config";
 import { AlreadyRunningError, lockDataDir } from "./instance-lock";
-import { checkPortFree } from "./port-check";
-import { checkPrerequisites } from "./prerequisites";
+import { checkPortFree, waitForPort } from "./port-check";
+import { type ContainerRuntime, containerRuntime } from "./containers";
+import { checkPrerequisites, NODE_MAJOR } from "./prerequisites";
 import { secureDataDir, writePrivateFile } from "./private-files";
 import { loadOrCreateSecrets } from "./secrets";
 import { checkServiceEnvs } from "./service-env-check";
 import { superviseServer } from "./supervised-server";
-import { createSupervisor } from "./supervisor";
+import { createSupervisor, type Supervisor } from "./supervisor";
 import { complain, say, whenOutputCloses } from "./terminal";
 import { waitForHealthy } from "./wait-for-healthy";
 
@@ -55,10 +57,30 @@ function killProcess(pid: number): void {
   }
 }
 
+/** `--containers` (npm run start:containers): NATS, Postgres and the services run as containers of their images. */
+const IN_CONTAINERS = process.argv.includes("--containers");
+
+/** The container engine and the images, checked as the programs are for `npm start`. */
+async function containerPrerequisites(dataDir: string) {
+  const missing: string[] = [];
+  if (Number(process.versions.node.split(".")[0]) < NODE_MAJOR) missing.push(`Node.js ${NODE_MAJOR} or newer`);
+  let runtime: ContainerRuntime | undefined;
+  try {
+    runtime = containerRuntime(findEngine(), dataDir);
+    const images = await runtime.missingImages();
+    if (images.length > 0) missing.push(`the images ${images.join(", ")}: build them with npm run images`);
+  } catch (err) {
+    missing.push((err as Error).message);
+  }
+  return { missing, runtime, chromiumPath: undefined };
+}
+
 /** Everything is checked before anything starts: a mistake costs a second, not two minutes of restarts. */
 async function main() {
   const config = loadStackConfig();
-  const prerequisites = checkPrerequisites(config);
+  const inContainers = IN_CONTAINERS ? await containerPrerequisites(config.DATA_DIR) : undefined;
+  const prerequisites = inContainers ?? checkPrerequisites(config);
+  const runtime = inContainers?.runtime;
   if (prerequisites.missing.length > 0) {
     const lines = prerequisites.missing.map((line) => `  - ${line}`).join("\n");
     throw new ConfigError(`cannot start, this machine lacks what it needs (npm run setup installs it):\n${lines}`);
@@ -66,7 +88,10 @@ async function main() {
   const dataDir = config.DATA_DIR;
   const logDir = join(dataDir, "logs");
   const publicUrl = `http://${config.HOST}:${config.PORT}`;
-  secureDataDir(dataDir, { logDir, postgresGroup: config.DATABASE_URL ? undefined : postgresUser()?.gid });
+  secureDataDir(dataDir, {
+    logDir,
+    postgresGroup: config.DATABASE_URL || runtime ? undefined : postgresUser()?.gid,
+  });
   const lock = lockDataDir(dataDir, publicUrl);
   stopSteps.push(() => lock.release());
   await checkPortFree(config.HOST, config.PORT);
@@ -160,46 +185,6 @@ async function main() {
     throw new ConfigError(`cannot start, the configuration is wrong:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
   }
 
-  // NATS and Postgres are supervised like the services: one that dies is started again on the same data and port,
-  // and the services reconnect to it.
-  const natsLog = createWriteStream(join(logDir, "nats.log"), { flags: "a", mode: 0o600 });
-  const infraStarting = Promise.allSettled([
-    config.NATS_URL
-      ? undefined
-      : superviseServer({
-          name: "nats",
-          start: () =>
-            startNatsServer({ dataDir: join(dataDir, "nats"), port: natsPort, detached: true, log: natsLog }),
-          onEvent: say,
-        }),
-    config.DATABASE_URL
-      ? undefined
-      : superviseServer({
-          name: "postgres",
-          start: () => startPostgres({ dataDir: join(dataDir, "postgres"), database: "bas", port: pgPort }),
-          onEvent: say,
-        }),
-  ]);
-  // A signal during start-up waits for NATS and Postgres to be up, then stops them.
-  stopSteps.push(async () => {
-    for (const started of await infraStarting) if (started.status === "fulfilled") await started.value?.stop();
-    natsLog.end();
-  });
-  const [natsStart, pgStart] = await infraStarting;
-  killSteps.push(() => {
-    for (const started of [natsStart, pgStart]) {
-      if (started.status === "fulfilled" && started.value) killProcess(started.value.current().pid);
-    }
-  });
-  for (const started of [natsStart, pgStart]) if (started.status === "rejected") throw started.reason;
-  if (shuttingDown) return;
-  const nats = natsStart.status === "fulfilled" ? natsStart.value : undefined;
-  const pg = pgStart.status === "fulfilled" ? pgStart.value : undefined;
-  const infra = {
-    NATS_URL: config.NATS_URL ?? nats!.current().url,
-    DATABASE_URL: config.DATABASE_URL ?? pg!.current().url,
-  };
-
   const supervisor = createSupervisor({
     root: ROOT,
     logDir,
@@ -209,11 +194,25 @@ async function main() {
       void shutdown("configuration error", 1);
     },
   });
-  stopSteps.push(() => supervisor.stopAll(SHUTDOWN_ORDER));
+  // Stop steps run last-pushed first: the services stop before NATS and Postgres, whichever runs them.
+  const stopServices = () => supervisor.stopAll(runtime ? [...SHUTDOWN_ORDER, "nats", "postgres"] : SHUTDOWN_ORDER);
   killSteps.push(() => supervisor.pids().forEach(killProcess));
+  const ports = { nats: natsPort, postgres: pgPort };
+  let infra: { NATS_URL: string; DATABASE_URL: string };
+  if (runtime) {
+    stopSteps.push(stopServices, () => runtime.removeAll());
+    killSteps.push(() => void runtime.removeAll());
+    infra = await startInfraContainers(runtime, supervisor, config, ports);
+  } else {
+    infra = await startInfraProcesses(config, dataDir, logDir, ports);
+    stopSteps.push(stopServices);
+  }
+  if (shuttingDown) return;
 
   for (const s of services) {
-    supervisor.start({ name: s.name, entry: `services/${s.name}/src/main.ts`, env: envOf(s, infra) });
+    const env = envOf(s, infra);
+    const name = s.name as Target;
+    supervisor.start({ name, entry: `services/${name}/src/main.ts`, env, command: runtime?.command(name, env) });
   }
 
   // Where everything runs, for the command line (`npx bas` reads it).
@@ -249,6 +248,78 @@ async function main() {
   }
   supervisor.started();
   say(banner({ publicUrl, apiKey, dataDir, modelConfigured: Boolean(config.LLM_BASE_URL || config.MODEL_ROUTES) }));
+}
+
+type Ports = { nats: number; postgres: number };
+type Infra = { NATS_URL: string; DATABASE_URL: string };
+
+/**
+ * NATS and Postgres as processes of this machine, supervised like the services: one that dies is started again on the
+ * same data and port, and the services reconnect to it.
+ */
+async function startInfraProcesses(config: StackConfig, dataDir: string, logDir: string, ports: Ports): Promise<Infra> {
+  const natsLog = createWriteStream(join(logDir, "nats.log"), { flags: "a", mode: 0o600 });
+  const infraStarting = Promise.allSettled([
+    config.NATS_URL
+      ? undefined
+      : superviseServer({
+          name: "nats",
+          start: () =>
+            startNatsServer({ dataDir: join(dataDir, "nats"), port: ports.nats, detached: true, log: natsLog }),
+          onEvent: say,
+        }),
+    config.DATABASE_URL
+      ? undefined
+      : superviseServer({
+          name: "postgres",
+          start: () => startPostgres({ dataDir: join(dataDir, "postgres"), database: "bas", port: ports.postgres }),
+          onEvent: say,
+        }),
+  ]);
+  // A signal during start-up waits for NATS and Postgres to be up, then stops them.
+  stopSteps.push(async () => {
+    for (const started of await infraStarting) if (started.status === "fulfilled") await started.value?.stop();
+    natsLog.end();
+  });
+  const [natsStart, pgStart] = await infraStarting;
+  killSteps.push(() => {
+    for (const started of [natsStart, pgStart]) {
+      if (started.status === "fulfilled" && started.value) killProcess(started.value.current().pid);
+    }
+  });
+  for (const started of [natsStart, pgStart]) if (started.status === "rejected") throw started.reason;
+  const nats = natsStart.status === "fulfilled" ? natsStart.value : undefined;
+  const pg = pgStart.status === "fulfilled" ? pgStart.value : undefined;
+  return {
+    NATS_URL: config.NATS_URL ?? nats!.current().url,
+    DATABASE_URL: config.DATABASE_URL ?? pg!.current().url,
+  };
+}
+
+/** NATS and Postgres as containers of their images (their data in volumes), restarted by the supervisor. */
+async function startInfraContainers(
+  runtime: ContainerRuntime,
+  supervisor: Supervisor,
+  config: StackConfig,
+  ports: Ports,
+): Promise<Infra> {
+  const waits: Promise<void>[] = [];
+  if (!config.NATS_URL) {
+    const env = { NATS_PORT: String(ports.nats) };
+    supervisor.start({ name: "nats", entry: "", env, command: runtime.command("nats", env) });
+    waits.push(waitForPort(ports.nats, 60_000, "NATS's container"));
+  }
+  if (!config.DATABASE_URL) {
+    const env = { PGPORT: String(ports.postgres) };
+    supervisor.start({ name: "postgres", entry: "", env, command: runtime.command("postgres", env) });
+    // Only the final server listens on TCP: a first start's initdb does not.
+    waits.push(waitForPort(ports.postgres, 120_000, "Postgres's container"));
+  }
+  await Promise.all(waits);
+  return {
+    NATS_URL: config.NATS_URL ?? `nats://127.0.0.1:${ports.nats}`,
+    DATABASE_URL: config.DATABASE_URL ?? `postgres://postgres@127.0.0.1:${ports.postgres}/bas`,
+  };
 }
 
 main().catch((err: unknown) => {

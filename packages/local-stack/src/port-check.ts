@@ -1,4 +1,5 @@
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { ConfigError } from "@bas/service-kit";
 
 /** Refuses to start when something already listens on the gateway's address, instead of reporting its health. */
@@ -15,3 +16,22 @@ export function checkPortFree(host: string, port: number): Promise<void> {
     probe.listen(port, host, () => probe.close(() => resolve()));
   });
 }
+
+/** Resolves once something accepts connections on 127.0.0.1:`port`; rejects after `timeoutMs` naming `what`. */
+export async function waitForPort(port: number, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await accepts(port))) {
+    if (Date.now() > deadline) throw new Error(`${what} did not listen on 127.0.0.1:${port} within ${timeoutMs} ms`);
+    await sleep(200);
+  }
+}
+
+const accepts = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });

@@ -9,6 +9,8 @@ export interface ServiceSpec {
   /** Entry file, relative to the repository root. */
   entry: string;
   env: NodeJS.ProcessEnv;
+  /** What runs the service instead of Node on `entry` (a container engine's `run`), with `env` and its own `env`. */
+  command?: { program: string; args: string[]; env?: NodeJS.ProcessEnv };
 }
 
 export interface Supervisor {
@@ -49,9 +51,10 @@ export function createSupervisor(options: SupervisorOptions): Supervisor {
     }
     // Detached (own process group): a Ctrl-C reaches only the launcher, which then stops the services in order.
     // The stdin pipe is the lifeline: when the launcher dies, however it dies, the service sees it close and exits.
-    const child = spawn(process.execPath, ["--import", "tsx", spec.entry], {
+    const { program, args } = spec.command ?? { program: process.execPath, args: ["--import", "tsx", spec.entry] };
+    const child = spawn(program, args, {
       cwd: options.root,
-      env: { ...spec.env, EXIT_WITH_PARENT: "1" },
+      env: { ...spec.env, ...spec.command?.env, EXIT_WITH_PARENT: "1" },
       stdio: ["pipe", "pipe", "pipe"],
       detached: true,
     });

@@ -1,0 +1,2 @@
+export { type Engine, findEngine, NoEngineError } from "./engine";
+export { buildImages, imageOf, type Target, TARGETS, VERSION } from "./images";
