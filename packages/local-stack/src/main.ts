@@ -200,7 +200,7 @@ async function main() {
   const ports = { nats: natsPort, postgres: pgPort };
   let infra: { NATS_URL: string; DATABASE_URL: string };
   if (runtime) {
-    stopSteps.push(stopServices, () => runtime.removeAll());
+    stopSteps.push(() => runtime.removeAll(), stopServices);
     killSteps.push(() => void runtime.removeAll());
     infra = await startInfraContainers(runtime, supervisor, config, ports);
   } else {
