@@ -1,10 +1,7 @@
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
-import { promisify } from "node:util";
-
-const run = promisify(execFile);
 
 /** A container engine's command line, as the image build and the containerized stack drive it. */
 export interface Engine {
@@ -87,7 +84,7 @@ export function findEngine(env: NodeJS.ProcessEnv = process.env): Engine {
     runArgs,
     exec,
     hasImage: (reference) =>
-      run(name, ["image", "inspect", reference], { env: engineEnv }).then(
+      exec(["image", "inspect", reference]).then(
         () => true,
         () => false,
       ),

@@ -9,7 +9,7 @@ import { loadStackConfig, type StackConfig } from "./config";
 import { AlreadyRunningError, lockDataDir } from "./instance-lock";
 import { checkPortFree, waitForPort } from "./port-check";
 import { type ContainerRuntime, containerRuntime } from "./containers";
-import { checkPrerequisites, NODE_MAJOR } from "./prerequisites";
+import { checkPrerequisites, missingNode } from "./prerequisites";
 import { secureDataDir, writePrivateFile } from "./private-files";
 import { loadOrCreateSecrets } from "./secrets";
 import { checkServiceEnvs } from "./service-env-check";
@@ -62,8 +62,7 @@ const IN_CONTAINERS = process.argv.includes("--containers");
 
 /** The container engine and the images, checked as the programs are for `npm start`. */
 async function containerPrerequisites(dataDir: string) {
-  const missing: string[] = [];
-  if (Number(process.versions.node.split(".")[0]) < NODE_MAJOR) missing.push(`Node.js ${NODE_MAJOR} or newer`);
+  const missing = [missingNode()].filter((line) => line !== undefined);
   let runtime: ContainerRuntime | undefined;
   try {
     runtime = containerRuntime(findEngine(), dataDir);

@@ -10,6 +10,15 @@ import type { StackConfig } from "./config";
 /** The Node.js major the service is tested on (the current LTS) and needs: CI runs on it alone. */
 export const NODE_MAJOR = 24;
 
+/** What to install when this Node is older than the one the service is tested on; undefined when it is not. */
+export function missingNode(nodeVersion: string = process.version): string | undefined {
+  if (Number(/^v(\d+)/.exec(nodeVersion)?.[1]) >= NODE_MAJOR) return undefined;
+  return (
+    `Node.js ${NODE_MAJOR} or newer (this is ${nodeVersion}, which the service is not tested on): install Node.js ` +
+    `${NODE_MAJOR}, the current LTS (https://nodejs.org/en/download), and start again with it`
+  );
+}
+
 export interface Prerequisites {
   /** The Chromium browser-pool is to run (CHROMIUM_PATH, or one found in the usual places); unset with pods. */
   chromiumPath: string | undefined;
@@ -28,12 +37,8 @@ export function checkPrerequisites(
   nodeVersion: string = process.version,
 ): Prerequisites {
   const missing: string[] = [];
-  if (Number(/^v(\d+)/.exec(nodeVersion)?.[1]) < NODE_MAJOR) {
-    missing.push(
-      `Node.js ${NODE_MAJOR} or newer (this is ${nodeVersion}, which the service is not tested on): install Node.js ` +
-        `${NODE_MAJOR}, the current LTS (https://nodejs.org/en/download), and start again with it`,
-    );
-  }
+  const node = missingNode(nodeVersion);
+  if (node) missing.push(node);
   const attempt = <T>(find: () => T): T | undefined => {
     try {
       return find();
