@@ -24,7 +24,7 @@ RUN --mount=type=cache,target=/root/.npm --mount=type=secret,id=ca-certificates 
     NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates \
     npm ci --omit=dev --workspaces=false --ignore-scripts --no-audit --no-fund
 
-# ---- The compiled services: dist/<name>/main.js, dist/grpc-health-probe.js, dist/chromium/ --------------------
+# ---- The compiled services: dist/<name>/main.js, dist/grpc-health-probe.js --------------------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 # All of the source (less what .dockerignore leaves out) before npm ci: the workspaces must be there to be linked.
@@ -112,10 +112,11 @@ RUN apt-get update \
         chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji ffmpeg socat tini \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --uid 1000 --user-group --no-create-home --home-dir /tmp chromium
-# file:// blocked and no model manifest fetched, as in the local driver's sandboxes: the same files, written by the
-# build (the manifest's path is MODEL_MANIFEST_PATH of services/browser-pool/src/adapters/chromium-features.ts).
-COPY --from=build /app/dist/chromium/policies.json /etc/chromium/policies/managed/bas.json
-COPY --from=build /app/dist/chromium/model-manifest.json /etc/chromium/model-manifest.json
+# file:// blocked and no model manifest fetched, as in the local driver's sandboxes: the very files it reads (the
+# manifest's path is MODEL_MANIFEST_PATH of services/browser-pool/src/adapters/chromium-features.ts). Nothing of the
+# build stage: this image needs no npm install.
+COPY services/browser-pool/chromium/policies.json /etc/chromium/policies/managed/bas.json
+COPY services/browser-pool/chromium/model-manifest.json /etc/chromium/model-manifest.json
 COPY --chmod=755 deploy/image/chromium-pod.sh /usr/local/bin/chromium-pod
 ENV HOME=/tmp DEVTOOLS_PORT=9222
 USER 1000:1000

@@ -1,20 +1,16 @@
 /**
  * `npm run build`: each service compiled to one runnable JavaScript file, `dist/<name>/main.js`, which the images run
- * as `node --enable-source-maps dist/<name>/main.js`; `dist/grpc-health-probe.js`, their HEALTHCHECK; and
- * `dist/chromium/`, the Chromium policies and the empty model manifest of the browser pods' image.
+ * as `node --enable-source-maps dist/<name>/main.js`; and `dist/grpc-health-probe.js`, their HEALTHCHECK.
  *
  * esbuild bundles the project's own code (services, `packages/*`, `proto/gen`: TypeScript that Node cannot run) and
  * leaves every npm package external, to be installed by `npm ci --omit=dev`. The output is CommonJS like the
  * sources: `main.ts` defers its `require("./service")` until OpenTelemetry has started, and esbuild keeps such a
  * require lazy, so gRPC, HTTP and pg are still instrumented.
  */
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { isBuiltin } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { build, type Metafile, type Plugin, stop } from "esbuild";
-// The local driver's own policies (file:// blocked) and model manifest: the browser pods' image gets the very same.
-import { NO_MODEL_MANIFEST } from "../services/browser-pool/src/adapters/chromium-features";
-import { BROWSER_POLICIES } from "../services/browser-pool/src/adapters/local/chromium-policy";
 
 const ROOT = resolve(__dirname, "..");
 
@@ -110,9 +106,6 @@ export async function buildServices(options: { outDir?: string } = {}): Promise<
   }).finally(() => stop()); // esbuild's helper process would outlive the build (and a test run) otherwise
   checkExternals(metafile);
   const assets = Object.fromEntries(SERVICES.map((s) => [s, copyAssets(metafile, join(outDir, s, "main.js"))]));
-  mkdirSync(join(outDir, "chromium"));
-  writeFileSync(join(outDir, "chromium", "policies.json"), `${JSON.stringify(BROWSER_POLICIES, null, 2)}\n`);
-  writeFileSync(join(outDir, "chromium", "model-manifest.json"), `${JSON.stringify(NO_MODEL_MANIFEST)}\n`);
   return { assets };
 }
 

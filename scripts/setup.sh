@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `npm run setup`: installs the system programs the service needs when they are missing (root, or sudo without a
 # password), otherwise prints the exact command for this OS and stops. Runs before `npm install`: plain bash only.
-# `npm run setup -- images` also installs what `npm run images` and `npm run start:containers` need (Podman, runc,
-# debootstrap).
+# On Debian that includes what `npm run images`, `npm run start:containers` and the container driver's tests need
+# (Podman, runc, debootstrap).
 #
 # For tests: SETUP_OS_RELEASE (default /etc/os-release), SETUP_UNAME (default `uname -s`), SETUP_CAN_INSTALL (yes|no,
 # default: root or passwordless sudo), SETUP_ASSUME_MISSING (programs to treat as missing, space-separated).
@@ -55,8 +55,8 @@ programs=(nats-server postgres chromium ffmpeg)
 # (docs/browser-pool.md), which the tests run too.
 [ "$family" = debian ] && [ "$(. "$os_release" && echo "${ID:-}")" = debian ] && programs+=(chromium-headless-shell)
 # Podman builds and runs the images where no registry is reachable (runc where crun cannot run, debootstrap for the
-# base images).
-[ "${1:-}" = images ] && [ "$family" = debian ] && programs+=(podman runc debootstrap)
+# base images); the container driver's tests run browsers in it.
+[ "$family" = debian ] && programs+=(podman runc debootstrap)
 missing=()
 for program in "${programs[@]}"; do has "$program" || missing+=("$program"); done
 

@@ -6,7 +6,7 @@
  * started); and the Dockerfile's HEALTHCHECK commands.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -95,8 +95,6 @@ test("the build copies the files the code reads beside its source", () => {
   expect(built.assets.runner).toEqual(
     expect.arrayContaining(["script-sandbox-init.sh", "observe-page-script.js", "css-selector-script.js"]),
   );
-  // The browser pod image's Chromium files (the Dockerfile copies them).
-  expect(readdirSync(join(outDir, "chromium")).sort()).toEqual(["model-manifest.json", "policies.json"]);
 });
 
 test("the five compiled services start and the gateway's /healthz is green", async () => {

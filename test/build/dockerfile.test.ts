@@ -87,8 +87,8 @@ test("the browser pod image holds the local driver's Chromium files where the po
   const copies = effectiveInstructions(stages, "chromium").filter((i) => i.keyword === "COPY");
   expect(copies.map((i) => i.args)).toEqual(
     expect.arrayContaining([
-      "--from=build /app/dist/chromium/policies.json /etc/chromium/policies/managed/bas.json",
-      `--from=build /app/dist/chromium/model-manifest.json ${MODEL_MANIFEST_PATH}`,
+      "services/browser-pool/chromium/policies.json /etc/chromium/policies/managed/bas.json",
+      `services/browser-pool/chromium/model-manifest.json ${MODEL_MANIFEST_PATH}`,
     ]),
   );
 });

@@ -9,7 +9,8 @@ const run = promisify(execFile);
 
 /** The images the Dockerfile builds from (its NODE_IMAGE and DEBIAN_IMAGE arguments). */
 export interface BaseImages {
-  node: string;
+  /** Undefined when no image to be built needs Node (chromium, nats, postgres). */
+  node?: string;
   debian: string;
 }
 
@@ -26,8 +27,14 @@ type Log = (line: string) => void;
  * The base images: NODE_IMAGE and DEBIAN_IMAGE where set; else the upstream ones where they are here or can be
  * pulled; else ours, built once (a minimal Debian bookworm by debootstrap, and Node on it) and kept in the store.
  */
-export async function baseImages(engine: Engine, env: NodeJS.ProcessEnv, log: Log): Promise<BaseImages> {
+export async function baseImages(
+  engine: Engine,
+  env: NodeJS.ProcessEnv,
+  log: Log,
+  withNode = true,
+): Promise<BaseImages> {
   const debian = env.DEBIAN_IMAGE || ((await available(engine, UPSTREAM.debian)) ? UPSTREAM.debian : undefined);
+  if (!withNode) return { debian: debian ?? (await ensureOwnDebian(engine, env, log)) };
   const node = env.NODE_IMAGE || ((await available(engine, UPSTREAM.node)) ? UPSTREAM.node : undefined);
   if (debian && node) return { debian, node };
   const ownDebian = debian ?? (await ensureOwnDebian(engine, env, log));

@@ -18,6 +18,7 @@ export const TARGETS = [
   "postgres",
 ] as const;
 export type Target = (typeof TARGETS)[number];
+const DEBIAN_ONLY: readonly Target[] = ["chromium", "nats", "postgres"];
 
 /** The images' tag: the project's version, which is also the chart's appVersion. */
 export const VERSION: string = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
@@ -39,8 +40,9 @@ export async function buildImages(
   log: (line: string) => void,
   targets: readonly Target[] = TARGETS,
 ): Promise<BuiltImage[]> {
-  const base = await baseImages(engine, env, log);
-  log(`base images: ${base.node}, ${base.debian}`);
+  // The images of Debian's programs alone are built without Node's (the engine skips the stages they do not use).
+  const base = await baseImages(engine, env, log, targets.some((t) => !DEBIAN_ONLY.includes(t)));
+  log(`base images: ${[base.node, base.debian].filter(Boolean).join(", ")}`);
   const built: BuiltImage[] = [];
   const ca = caBundle(env);
   for (const target of targets) {
@@ -54,8 +56,7 @@ export async function buildImages(
       `id=ca-certificates,src=${ca.path}`,
       "--target",
       target,
-      "--build-arg",
-      `NODE_IMAGE=${base.node}`,
+      ...(base.node ? ["--build-arg", `NODE_IMAGE=${base.node}`] : []),
       "--build-arg",
       `DEBIAN_IMAGE=${base.debian}`,
       "-t",

@@ -49,8 +49,10 @@ export function checkPrerequisites(
   };
   if (!config.NATS_URL) attempt(findNatsServer);
   if (!config.DATABASE_URL) attempt(findPostgresBin);
-  // With the Kubernetes driver browsers run in pods: nothing of theirs is needed here.
-  if (env.BROWSER_DRIVER === "kubernetes") return { chromiumPath: undefined, missing };
+  // With the Kubernetes or the container driver browsers run in pods or containers: nothing of theirs is needed here.
+  if (env.BROWSER_DRIVER === "kubernetes" || env.BROWSER_DRIVER === "container") {
+    return { chromiumPath: undefined, missing };
+  }
   const chromiumPath = attempt(() => {
     const found = findChromium(config.CHROMIUM_PATH || undefined);
     checkChromiumRuns(found);

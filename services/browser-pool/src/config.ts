@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { ConfigError, commonEnv, envPort, jsonEnv, loadConfig } from "@bas/service-kit";
 import { z } from "zod";
 import { parseEgressRules } from "@bas/egress-policy";
+// The project's version, which tags the images `npm run images` builds.
+import { version as PACKAGE_VERSION } from "../../../package.json";
 
 const count = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 const wsUrl = z
@@ -56,7 +58,7 @@ const browserPoolEnv = {
   GRPC_PORT: envPort(50052),
   /** Port of `/metrics` (Prometheus), on GRPC_HOST; 0 picks a free one. */
   METRICS_PORT: envPort(9462),
-  BROWSER_DRIVER: z.enum(["local", "kubernetes"]).default("local"),
+  BROWSER_DRIVER: z.enum(["local", "container", "kubernetes"]).default("local"),
   /** Identifies this replica: the browsers it launches are recorded as its own and adopted by it after a restart. */
   NODE_ID: z
     .string()
@@ -143,6 +145,16 @@ const browserPoolEnv = {
   FFMPEG_PATH: z.string().default("ffmpeg"),
   /** The largest file a browser's download may be to be kept (larger ones are dropped). */
   MAX_DOWNLOAD_MB: z.coerce.number().positive().default(100),
+
+  // Container driver
+  /** The Docker Engine API's Unix socket: Docker's, or Podman's (`podman system service`). */
+  CONTAINER_ENGINE_SOCKET: z.string().default("/var/run/docker.sock"),
+  /** The image of each browser container: the Dockerfile's `chromium` target, as `npm run images` tags it. */
+  CONTAINER_BROWSER_IMAGE: z.string().default(`localhost/bas/chromium:${PACKAGE_VERSION}`),
+  /** Caps on each browser container: memory (MiB, no swap), processes and threads, CPUs. */
+  CONTAINER_BROWSER_MEMORY_MB: z.coerce.number().int().min(128).default(1024),
+  CONTAINER_BROWSER_PIDS: z.coerce.number().int().min(64).default(1024),
+  CONTAINER_BROWSER_CPUS: z.coerce.number().positive().default(1),
 
   // Kubernetes driver
   K8S_NAMESPACE: z.string().default("default"),

@@ -26,6 +26,7 @@ import {
 } from "@bas/service-kit";
 import { startCdpProxy } from "./adapters/cdp/cdp-proxy";
 import { browserPoolServer } from "./adapters/grpc/browser-pool-server";
+import { createContainerDriver } from "./adapters/container/container-driver";
 import { createKubernetesDriver, loadKubeApi } from "./adapters/kubernetes/kubernetes-driver";
 import { egressPortCount } from "./adapters/kubernetes/network-policy";
 import { createNumberPool } from "./domain/number-pool";
@@ -125,6 +126,21 @@ async function createDriver(config: BrowserPoolConfig, log: Logger): Promise<Bro
       gpuSandbox: config.CHROMIUM_GPU_SANDBOX,
       cdpRelay: config.CDP_RELAY_IN_SANDBOX,
       extraArgs: config.CHROMIUM_EXTRA_ARGS,
+      locale: { LANG: config.LANG, ...(config.TZ ? { TZ: config.TZ } : {}) },
+    });
+  }
+  if (config.BROWSER_DRIVER === "container") {
+    return await createContainerDriver({
+      engineSocket: config.CONTAINER_ENGINE_SOCKET,
+      image: config.CONTAINER_BROWSER_IMAGE,
+      root: config.BROWSER_DATA_DIR,
+      nodeId: config.NODE_ID,
+      deployment: config.NAMESPACE,
+      limits: {
+        memoryBytes: config.CONTAINER_BROWSER_MEMORY_MB * 1024 * 1024,
+        pids: config.CONTAINER_BROWSER_PIDS,
+        cpus: config.CONTAINER_BROWSER_CPUS,
+      },
       locale: { LANG: config.LANG, ...(config.TZ ? { TZ: config.TZ } : {}) },
     });
   }

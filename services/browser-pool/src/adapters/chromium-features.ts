@@ -35,7 +35,8 @@ export const ANGLE_FEATURES_ARG = "--disable-angle-features=useVmaForImageSuball
  * are then looked for only where it says, and it names none.
  */
 export const MODEL_MANIFEST_PATH = "/etc/chromium/model-manifest.json";
-export const NO_MODEL_MANIFEST = {};
+/** The file itself (services/browser-pool/chromium/), also copied into the browser image by the Dockerfile. */
+export { default as NO_MODEL_MANIFEST } from "../../chromium/model-manifest.json";
 export const MODEL_MANIFEST_ARG = `--optimization-guide-manifest-override=${MODEL_MANIFEST_PATH}`;
 
 /**

@@ -1,5 +1,6 @@
 import type { CdpEndpoint, CdpEndpoints, Launched, ScreenRecording, UsageMarks } from "./ports";
 import type { UsageReporter } from "./usage-reporter";
+import { devtoolsSocketOf } from "../domain/events";
 
 export interface LiveBrowserInit {
   id: string;
@@ -145,7 +146,7 @@ export type LiveBrowsers = ReturnType<typeof createLiveBrowsers>;
 function devtoolsOf({ running: { handle, cdpRelay } }: Launched) {
   return {
     devtoolsUrl: handle.devtoolsUrl,
-    devtoolsSocket: handle.driver === "local" ? handle.devtoolsSocket : undefined,
+    devtoolsSocket: devtoolsSocketOf(handle),
     relay: cdpRelay,
   };
 }

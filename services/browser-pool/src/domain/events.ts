@@ -28,6 +28,18 @@ export type BrowserHandle =
       proxyPort: null;
     }
   | {
+      driver: "container";
+      /** DevTools browser endpoint on the container's own loopback: ws://127.0.0.1:9221/devtools/browser/GUID. */
+      devtoolsUrl: string;
+      /** The Unix socket that endpoint is reached through from this host (bound into the container). */
+      devtoolsSocket: string;
+      containerId: string;
+      /** The profile, a folder of this host's bound into the container at the same path. */
+      userDataDir: string;
+      /** Always null: the browser's egress proxy listens on a socket beside `devtoolsSocket`. */
+      proxyPort: null;
+    }
+  | {
       driver: "kubernetes";
       devtoolsUrl: string;
       podName: string;
@@ -35,6 +47,10 @@ export type BrowserHandle =
       /** Port of the browser's egress proxy on its replica, re-opened on the same port after a restart. */
       proxyPort: number | null;
     };
+
+/** The Unix socket through which this host reaches a browser's DevTools; undefined for a pod, reached over TCP. */
+export const devtoolsSocketOf = (handle: BrowserHandle): string | undefined =>
+  handle.driver === "kubernetes" ? undefined : handle.devtoolsSocket;
 
 export type BrowserRequested = DomainEvent<
   "BrowserRequested",

@@ -1,5 +1,5 @@
 import type { BrowserWindows } from "../../app/ports";
-import type { BrowserHandle } from "../../domain/events";
+import { type BrowserHandle, devtoolsSocketOf } from "../../domain/events";
 import { connectCdp } from "./cdp-connection";
 import { devtoolsUpstream } from "./devtools-json";
 
@@ -8,8 +8,7 @@ import { devtoolsUpstream } from "./devtools-json";
  * a warm browser's are looked up while it waits, so that sizing it when it is handed out takes one round trip.
  */
 export async function openWindows(handle: BrowserHandle): Promise<BrowserWindows> {
-  const socket = handle.driver === "local" ? handle.devtoolsSocket : undefined;
-  const cdp = await connectCdp(devtoolsUpstream(handle.devtoolsUrl, socket));
+  const cdp = await connectCdp(devtoolsUpstream(handle.devtoolsUrl, devtoolsSocketOf(handle)));
   try {
     const { targetInfos } = await cdp.send("Target.getTargets");
     const pages = (targetInfos as { targetId: string; type: string }[]).filter((t) => t.type === "page");

@@ -8,14 +8,15 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Keeps what local browsers download: a CDP connection of browser-pool's own tells Chromium to save downloads in the
- * browser's profile (`<profile>/Downloads/<guid>`, inside its sandbox) and to announce them, and hands each finished
- * file on. A browser in a pod keeps its files in the pod, out of reach: nothing is watched there.
+ * browser's profile (`<profile>/Downloads/<guid>`, inside its sandbox or container, which binds that folder from
+ * this host) and to announce them, and hands each finished file on. A browser in a pod keeps its files in the pod,
+ * out of reach: nothing is watched there.
  */
 export function createDownloadWatcher(log: { warn(o: object, msg: string): void }): DownloadWatcher {
   return {
     watch(id, launched, onFile) {
       const { handle } = launched.running;
-      if (handle.driver !== "local") return undefined;
+      if (handle.driver === "kubernetes") return undefined;
       const folder = join(handle.userDataDir, "Downloads");
       const offered = new Map<string, { url: string; fileName: string }>();
       const connecting = connectCdp(devtoolsUpstream(handle.devtoolsUrl, handle.devtoolsSocket)).then(async (cdp) => {

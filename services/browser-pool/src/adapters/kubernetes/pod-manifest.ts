@@ -1,5 +1,5 @@
 import type { V1Pod } from "./kube-api";
-import { ANGLE_FEATURES_ARG, DISABLED_FEATURES, MODEL_MANIFEST_ARG, windowArgs } from "../chromium-features";
+import { browserImageArgs } from "../browser-image-args";
 
 /** Labels every browser pod carries, so a replica can list its own pods and reap the ones nobody owns. */
 export const POD_LABELS = {
@@ -78,21 +78,12 @@ export const BROWSER_POD_USER = 1000;
  * answers. What it may reach is the NetworkPolicy's business (network-policy.ts).
  */
 export function browserPodManifest(o: PodManifestOptions): V1Pod {
-  const args = [
-    ...windowArgs(o.screenWidth, o.screenHeight),
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    `--disable-features=${DISABLED_FEATURES.join(",")}`,
-    ANGLE_FEATURES_ARG,
-    MODEL_MANIFEST_ARG,
-    `--proxy-server=${o.proxyServer}`,
-    "--proxy-bypass-list=<-loopback>",
-    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
-    ...(o.ignoreCertificateErrors ? ["--ignore-certificate-errors"] : []),
-    "about:blank",
-  ];
+  const args = browserImageArgs({
+    screenWidth: o.screenWidth,
+    screenHeight: o.screenHeight,
+    proxyServer: o.proxyServer,
+    ignoreCertificateErrors: o.ignoreCertificateErrors,
+  });
   return {
     apiVersion: "v1",
     kind: "Pod",

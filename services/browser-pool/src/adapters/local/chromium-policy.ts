@@ -4,11 +4,12 @@ import { NO_MODEL_MANIFEST } from "../chromium-features";
 
 /**
  * Chromium's managed policies for every sandboxed browser. `file://` is blocked outright: even inside the sandbox a
- * tenant has no business reading the system's files (a blocked page shows ERR_BLOCKED_BY_ADMINISTRATOR).
+ * tenant has no business reading the system's files (a blocked page shows ERR_BLOCKED_BY_ADMINISTRATOR). One file
+ * (services/browser-pool/chromium/), which the Dockerfile copies into the browser image as it is.
  */
-export const BROWSER_POLICIES = {
-  URLBlocklist: ["file://*"],
-} as const;
+import policies from "../../../chromium/policies.json";
+
+export const BROWSER_POLICIES = policies;
 
 /** The files of /etc/chromium every sandbox binds: the policy folder and the empty model manifest. */
 export interface ChromiumConfig {

@@ -7,7 +7,7 @@ import { pipeline } from "node:stream/promises";
 import type { BlobStore } from "@bas/blobs";
 import { create, extract, Parser, type ReadEntry } from "tar";
 import type { Launched, ProfileStates } from "../../app/ports";
-import type { BrowserHandle } from "../../domain/events";
+import { type BrowserHandle, devtoolsSocketOf } from "../../domain/events";
 import { connectCdp } from "../cdp/cdp-connection";
 import { devtoolsUpstream } from "../cdp/devtools-json";
 import { processGroupOf } from "../local/proc-fs";
@@ -174,8 +174,7 @@ const refPrefix = (profileId: string) => `profile-${profileId}-`;
 const PROFILE_OF_REF = /^profile-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-/;
 
 /** Where this node reaches a browser's DevTools: a local one only through its sandbox's socket. */
-const devtoolsOf = (handle: BrowserHandle) =>
-  devtoolsUpstream(handle.devtoolsUrl, handle.driver === "local" ? handle.devtoolsSocket : undefined);
+const devtoolsOf = (handle: BrowserHandle) => devtoolsUpstream(handle.devtoolsUrl, devtoolsSocketOf(handle));
 
 async function readCookies(handle: BrowserHandle): Promise<unknown[]> {
   const cdp = await connectCdp(devtoolsOf(handle));

@@ -4,6 +4,7 @@ import { rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { recordingSize } from "../../domain/recording";
+import { devtoolsSocketOf } from "../../domain/events";
 import type { RecordedVideo, ScreenRecorder, ScreenRecording } from "../../app/ports";
 import { type CdpConnection, connectCdp } from "../cdp/cdp-connection";
 import { devtoolsUpstream } from "../cdp/devtools-json";
@@ -43,10 +44,7 @@ export function createFfmpegRecorder(options: FfmpegRecorderOptions): ScreenReco
     },
     start(id, launched, settings) {
       const { handle } = launched.running;
-      const upstream = devtoolsUpstream(
-        handle.devtoolsUrl,
-        handle.driver === "local" ? handle.devtoolsSocket : undefined,
-      );
+      const upstream = devtoolsUpstream(handle.devtoolsUrl, devtoolsSocketOf(handle));
       const size = recordingSize(settings.screenWidth, settings.screenHeight);
       return record(join(options.dir, `${id}-${Date.now()}.mp4`), size, () => connectCdp(upstream), options);
     },
