@@ -41,7 +41,8 @@ export async function buildImages(
   targets: readonly Target[] = TARGETS,
 ): Promise<BuiltImage[]> {
   // The images of Debian's programs alone are built without Node's (the engine skips the stages they do not use).
-  const base = await baseImages(engine, env, log, targets.some((t) => !DEBIAN_ONLY.includes(t)));
+  const needsNode = targets.some((t) => !DEBIAN_ONLY.includes(t));
+  const base = await baseImages(engine, env, log, needsNode);
   log(`base images: ${[base.node, base.debian].filter(Boolean).join(", ")}`);
   const built: BuiltImage[] = [];
   const ca = caBundle(env);

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "@bas/embedded-infra";
 import puppeteer, { type Browser, type ElementHandle, type Page } from "puppeteer-core";
 import { type ContainerEngine, startContainerEngine } from "./support/container-engine";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
@@ -39,14 +40,7 @@ beforeAll(async () => {
   hostOnlyPort = (hostOnly.address() as { port: number }).port;
   secretsDir = mkdtempSync(join(tmpdir(), "bas-container-secrets-"));
   writeFileSync(join(secretsDir, "secrets.json"), SECRET, { mode: 0o600 });
-  h = await startPoolHarness({
-    BROWSER_DRIVER: "container",
-    CONTAINER_ENGINE_SOCKET: engine.socket,
-    CONTAINER_BROWSER_IMAGE: engine.browserImage,
-    CONTAINER_BROWSER_MEMORY_MB: "768",
-    CONTAINER_BROWSER_PIDS: "600",
-    BROWSER_EGRESS_ALLOW: site.host,
-  });
+  h = await startPoolHarness(containerEnv());
   const created = await createBrowser();
   browserId = created.id;
   tenant = await puppeteer.connect({ browserWSEndpoint: created.cdpUrl, defaultViewport: null });
@@ -56,6 +50,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await tenant?.disconnect();
   await h?.close();
+  // Whatever a failed test left behind (a node closed with STOP_BROWSERS_ON_SHUTDOWN=false keeps its containers).
+  if (h) {
+    const left = await engine.exec(["ps", "-aq", "--filter", `label=io.bas.deployment=${h.infra.namespace}`]);
+    if (left.trim()) await engine.exec(["rm", "-f", ...left.trim().split("\n")]);
+  }
   await engine?.close();
   await site?.close();
   hostOnly?.closeAllConnections();
@@ -63,8 +62,18 @@ afterAll(async () => {
   if (secretsDir) rmSync(secretsDir, { recursive: true, force: true });
 });
 
-const createBrowser = (projectId = project) =>
-  h.client.createBrowser({ projectId, settings: undefined, timeoutMinutes: 0, metadata: {} });
+const containerEnv = (overrides: Record<string, string> = {}) => ({
+  BROWSER_DRIVER: "container",
+  CONTAINER_ENGINE_SOCKET: engine.socket,
+  CONTAINER_BROWSER_IMAGE: engine.browserImage,
+  CONTAINER_BROWSER_MEMORY_MB: "768",
+  CONTAINER_BROWSER_PIDS: "600",
+  BROWSER_EGRESS_ALLOW: site.host,
+  ...overrides,
+});
+
+const createBrowser = (projectId = project, pool = h) =>
+  pool.client.createBrowser({ projectId, settings: undefined, timeoutMinutes: 0, metadata: {} });
 
 /** The engine's ids of the containers of this browser (none once it is gone). */
 const containersOf = async (id: string) =>
@@ -208,4 +217,36 @@ test("a stopped browser's container and folders are gone; one that dies is recor
     20_000,
     "its container removed",
   );
+});
+
+test("a restarted node adopts its running containers, on their old cdpUrl, and removes the ones nobody owns", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "bas-bp-containers-"));
+  const env = containerEnv({ STOP_BROWSERS_ON_SHUTDOWN: "false", CDP_PORT: String(await freePort()) });
+  const first = await startPoolHarness(env, {}, { infra: h.infra, dataDir });
+  const kept = await createBrowser(project, first);
+  await first.close();
+  // A container of this node's that no event records (its launch was cut short by a crash).
+  const orphanId = randomUUID();
+  await engine.exec([
+    "create",
+    ...["--label", "io.bas.managed-by=bas-browser-pool", "--label", `io.bas.node=${first.env.NODE_ID}`],
+    ...["--label", `io.bas.deployment=${first.env.NAMESPACE}`, "--label", `io.bas.browser-id=${orphanId}`],
+    engine.browserImage,
+  ]);
+  expect(await containersOf(orphanId)).toHaveLength(1);
+
+  const second = await startPoolHarness({ ...env, NODE_ID: first.env.NODE_ID }, {}, { infra: h.infra, dataDir });
+  try {
+    expect(await containersOf(orphanId)).toEqual([]);
+    const again = await puppeteer.connect({ browserWSEndpoint: kept.cdpUrl, defaultViewport: null });
+    const tab = await again.newPage();
+    await tab.goto(site.url);
+    expect(await tab.title()).toBe(TEST_PAGE_TITLE);
+    await again.disconnect();
+    await second.client.stopBrowser({ projectId: project, browserId: kept.id });
+    expect(await containersOf(kept.id)).toEqual([]);
+  } finally {
+    await second.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });

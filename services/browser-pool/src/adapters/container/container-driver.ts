@@ -67,8 +67,6 @@ export async function createContainerDriver(options: ContainerDriverOptions): Pr
     const sockets = browserSocketsOf(options.root, spec.browserId);
     await rm(userDataDir, { recursive: true, force: true });
     await browserFolder(userDataDir);
-    // The proxy made its socket for its own user; the container's connects to it (the folder keeps others out).
-    await chmod(spec.egress.path, 0o666);
     const created = await docker.createContainer(
       containerSpec({
         browserId: spec.browserId,

@@ -62,6 +62,9 @@ export function containerSpec(o: ContainerSpecOptions): ContainerCreateOptions {
       [LABELS.deployment]: o.deployment,
     },
     NetworkDisabled: true,
+    // The image's HEALTHCHECK is its pods' (DevTools on TCP, which a browser container does not serve); the driver
+    // watches DevTools itself.
+    Healthcheck: { Test: ["NONE"] },
     HostConfig: {
       NetworkMode: "none",
       ReadonlyRootfs: true,

@@ -1,4 +1,4 @@
-import { rm } from "node:fs/promises";
+import { chmod, rm } from "node:fs/promises";
 import type { LookupAddress } from "node:dns";
 import { lookup as systemLookup } from "node:dns/promises";
 import { createServer, isIP, type Server } from "node:net";
@@ -153,6 +153,9 @@ async function listen(server: Server, where: EgressAddress): Promise<{ address: 
       server.emit("connection", socket);
     });
     await listening(sockets, () => sockets.listen(where.path));
+    // Open to whoever reaches the socket: the driver's folder around it decides who does (a local sandbox's bridge
+    // runs as this service's user, a browser container's as the image's).
+    await chmod(where.path, 0o666);
     return { address: where, close: () => sockets.close() };
   }
   await listening(server, () => server.listen(where.port, where.host));
