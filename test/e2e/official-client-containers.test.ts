@@ -7,17 +7,18 @@ import { officialClientSuite } from "./support/official-client-suite";
  * browser image (BROWSER_DRIVER=container, Podman's API): the services run on this host, the browsers do not.
  */
 let engine: ContainerEngine | undefined;
-afterAll(async () => {
-  await engine?.close();
-});
 
-officialClientSuite(async () => {
-  engine = await startContainerEngine((line) => console.log(`official-client-containers: ${line}`));
-  return startAgentStack({
-    browserPoolEnv: {
-      BROWSER_DRIVER: "container",
-      CONTAINER_ENGINE_SOCKET: engine.socket,
-      CONTAINER_BROWSER_IMAGE: engine.browserImage,
-    },
-  });
-}, 900_000);
+officialClientSuite(
+  async () => {
+    engine = await startContainerEngine((line) => console.log(`official-client-containers: ${line}`));
+    return startAgentStack({
+      browserPoolEnv: {
+        BROWSER_DRIVER: "container",
+        CONTAINER_ENGINE_SOCKET: engine.socket,
+        CONTAINER_BROWSER_IMAGE: engine.browserImage,
+      },
+    });
+  },
+  // The engine goes once the stack has stopped its browsers' containers.
+  { setupTimeoutMs: 900_000, afterStack: async () => engine?.close() },
+);

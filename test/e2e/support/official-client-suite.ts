@@ -13,9 +13,12 @@ import type { AgentStack } from "./agent-stack";
  * README shows: only the base URL and the key differ from the hosted service. It sends its key as
  * X-Browser-Use-API-Key, polls, pages messages and uploads files its own way; whatever it cannot parse or finds
  * missing fails here. These are its checks against the stack `startStack` brings up (`setupTimeoutMs`: how long that
- * may take).
+ * may take); `afterStack` runs once the stack is closed.
  */
-export function officialClientSuite(startStack: () => Promise<AgentStack>, setupTimeoutMs?: number): void {
+export function officialClientSuite(
+  startStack: () => Promise<AgentStack>,
+  options: { setupTimeoutMs?: number; afterStack?: () => Promise<void> } = {},
+): void {
   let stack: AgentStack;
   let v3: BrowserUse;
   let v4: BrowserUseV4;
@@ -25,9 +28,10 @@ export function officialClientSuite(startStack: () => Promise<AgentStack>, setup
     v3 = new BrowserUse({ apiKey: stack.apiKey, baseUrl: `${stack.baseUrl}/api/v3`, maxRetries: 0 });
     v4 = new BrowserUseV4({ apiKey: stack.apiKey, baseUrl: `${stack.baseUrl}/api/v4`, maxRetries: 0 });
     dir = mkdtempSync(join(tmpdir(), "official-client-"));
-  }, setupTimeoutMs);
+  }, options.setupTimeoutMs);
   afterAll(async () => {
     await stack?.close();
+    await options.afterStack?.();
     rmSync(dir, { recursive: true, force: true });
   });
 

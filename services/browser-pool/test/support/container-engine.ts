@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildImages, findEngine, imageOf } from "@bas/containers";
@@ -20,10 +21,34 @@ export interface ContainerEngine {
  * test's own on a socket in a temp folder, and the browser image in its store: `npm run images chromium` runs first
  * when it is missing (minutes on a fresh machine, then cached by the engine).
  */
+/**
+ * Runs `work` in one test file at a time across the run's workers (a folder in the run's temp folder is the lock):
+ * two files that both find the image missing build it once.
+ */
+async function oneAtATime(name: string, work: () => Promise<void>): Promise<void> {
+  const lock = join(tmpdir(), `bas-${name}.lock`);
+  await eventually(
+    () =>
+      mkdir(lock).then(
+        () => true,
+        () => false,
+      ),
+    (taken) => taken,
+    900_000,
+  );
+  try {
+    await work();
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
 export async function startContainerEngine(log: (line: string) => void): Promise<ContainerEngine> {
   const engine = findEngine();
   const browserImage = imageOf("chromium");
-  if (!(await engine.hasImage(browserImage))) await buildImages(engine, process.env, log, ["chromium"]);
+  await oneAtATime("chromium-image", async () => {
+    if (!(await engine.hasImage(browserImage))) await buildImages(engine, process.env, log, ["chromium"]);
+  });
   if (engine.name === "docker") {
     return { socket: "/var/run/docker.sock", browserImage, exec: engine.exec, close: async () => undefined };
   }
