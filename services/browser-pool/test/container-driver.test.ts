@@ -250,3 +250,18 @@ test("a restarted node adopts its running containers, on their old cdpUrl, and r
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+test("an engine that does not answer, or a missing image, stops the start with what to do", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "bas-bp-containers-"));
+  const shared = { infra: h.infra, dataDir };
+  try {
+    await expect(
+      startPoolHarness(containerEnv({ CONTAINER_ENGINE_SOCKET: join(dataDir, "none.sock") }), {}, shared),
+    ).rejects.toThrow(/container engine's API does not answer at .*none\.sock.*set CONTAINER_ENGINE_SOCKET/);
+    await expect(
+      startPoolHarness(containerEnv({ CONTAINER_BROWSER_IMAGE: "localhost/bas/no-such-image:0" }), {}, shared),
+    ).rejects.toThrow(/localhost\/bas\/no-such-image:0 is not in the container engine: build it \(npm run images\)/);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

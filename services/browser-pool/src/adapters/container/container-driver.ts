@@ -5,7 +5,7 @@ import Dockerode from "dockerode";
 import type { BrowserDriver, EgressAddress, LaunchSpec, RunningBrowser } from "../../domain/browser-driver";
 import type { BrowserHandle } from "../../domain/events";
 import { browserImageArgs } from "../browser-image-args";
-import { fetchDevtoolsJson } from "../cdp/devtools-json";
+import { devtoolsUpstream, fetchDevtoolsJson } from "../cdp/devtools-json";
 import { browserSocketsOf, socketRootFor } from "../local/local-driver";
 import { containerSpec, LABELS, nodeFilters } from "./container-spec";
 
@@ -29,6 +29,8 @@ export interface ContainerDriverOptions {
 /** The image's user (the Dockerfile's chromium target): it owns each browser's profile and socket folder. */
 const BROWSER_USER = 1000;
 const runsAsRoot = process.getuid?.() === 0;
+/** Where Chromium's DevTools listens on the container's loopback (chromium-pod.sh's CHROMIUM_DEVTOOLS_PORT). */
+const CHROMIUM_DEVTOOLS_PORT = 9221;
 
 /**
  * One container of the browser image (`bas/chromium`) per browser, through the Docker Engine API that Docker and
@@ -150,7 +152,7 @@ export async function createContainerDriver(options: ContainerDriverOptions): Pr
     const state = await container.inspect().then((info) => info.State, ignoreMissing);
     if (state?.Running) {
       try {
-        await fetchDevtoolsJson(devtoolsAddress(handle.devtoolsUrl, handle.devtoolsSocket), "/json/version");
+        await fetchDevtoolsJson(devtoolsUpstream(handle.devtoolsUrl, handle.devtoolsSocket), "/json/version");
         return containerBrowser(id, handle);
       } catch {
         // Running but deaf: end it below.
@@ -200,10 +202,7 @@ async function checkEngine(docker: Dockerode, options: ContainerDriverOptions): 
         "Docker, or Podman's API (podman system service --time=0 unix://<socket>), or set CONTAINER_ENGINE_SOCKET",
     );
   }
-  const image = await docker
-    .getImage(options.image)
-    .inspect()
-    .catch((err: { statusCode?: number }) => ignoreMissing(err));
+  const image = await docker.getImage(options.image).inspect().catch(ignoreMissing);
   if (!image) {
     throw new Error(
       `the browser image ${options.image} is not in the container engine: build it (npm run images) or set ` +
@@ -220,15 +219,10 @@ async function waitForDevtools(container: Dockerode.Container, socketPath: strin
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      const version = (await fetchDevtoolsJson(
-        { host: "127.0.0.1", port: 9221, socketPath },
-        "/json/version",
-        2_000,
-      )) as {
-        webSocketDebuggerUrl: string;
-      };
+      const inside = { host: "127.0.0.1", port: CHROMIUM_DEVTOOLS_PORT, socketPath };
+      const version = (await fetchDevtoolsJson(inside, "/json/version", 2_000)) as { webSocketDebuggerUrl: string };
       // The browser names itself by whatever Host it was asked with; only its path is trusted.
-      return `ws://127.0.0.1:9221${new URL(version.webSocketDebuggerUrl).pathname}`;
+      return `ws://${inside.host}:${inside.port}${new URL(version.webSocketDebuggerUrl).pathname}`;
     } catch (err) {
       const state = (await container.inspect()).State;
       if (!state.Running) {
@@ -239,11 +233,6 @@ async function waitForDevtools(container: Dockerode.Container, socketPath: strin
       await sleep(50);
     }
   }
-}
-
-function devtoolsAddress(devtoolsUrl: string, socketPath: string) {
-  const url = new URL(devtoolsUrl);
-  return { host: url.hostname, port: Number(url.port), socketPath };
 }
 
 /** A container that is already gone is what removing it wanted. */
