@@ -41,8 +41,13 @@ const CHROMIUM_DEVTOOLS_PORT = 9221;
 export async function createContainerDriver(options: ContainerDriverOptions): Promise<BrowserDriver> {
   const docker = new Dockerode({ socketPath: options.engineSocket });
   await checkEngine(docker, options);
+  // This node's folder is browser-pool's user's alone: the containers' user (1000) may be a user of this host too,
+  // and the engine binds each browser's folders in without that user having to reach them.
+  for (const dir of [options.root, socketRootFor(options.root)]) {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await chmod(dir, 0o700);
+  }
   const launchTimeoutMs = options.launchTimeoutMs ?? 30_000;
-  const socketRoot = socketRootFor(options.root);
   const socketsDirOf = (id: string) => dirname(browserSocketsOf(options.root, id).egress);
   /** Each adopted or launched browser's wait on its container, ended at close. */
   const waits = new AbortController();
@@ -57,7 +62,6 @@ export async function createContainerDriver(options: ContainerDriverOptions): Pr
 
   async function egressAddress(id: string, handle?: BrowserHandle): Promise<EgressAddress> {
     const socketsDir = socketsDirOf(id);
-    await mkdir(socketRoot, { recursive: true, mode: 0o700 });
     if (!handle) await rm(socketsDir, { recursive: true, force: true });
     await browserFolder(socketsDir);
     return { path: browserSocketsOf(options.root, id).egress };
