@@ -4,10 +4,11 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "@bas/embedded-infra";
-import puppeteer, { type Browser, type ElementHandle, type Page } from "puppeteer-core";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { type ContainerEngine, startContainerEngine } from "./support/container-engine";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
 import { startTestSite, TEST_PAGE_TITLE } from "./support/test-site";
+import { uploadProbe } from "./support/upload-probe";
 
 /**
  * browser-pool with BROWSER_DRIVER=container, against a real engine (Podman's API here) and the real browser image:
@@ -144,23 +145,10 @@ test("file:// is refused, and the host's files are not there even through a file
   for (const url of ["file:///etc/passwd", `file://${join(secretsDir, "secrets.json")}`]) {
     expect((await open(url)).text).toMatch(/ERR_BLOCKED_BY_ADMINISTRATOR/);
   }
-  const upload = await tenant.newPage();
-  await upload.goto(site.url);
-  await upload.evaluate(() => {
-    document.body.innerHTML = '<input type="file" id="f">';
-  });
-  const input = (await upload.$("#f")) as ElementHandle<HTMLInputElement> | null;
-  const readThroughUpload = async (path: string) => {
-    await input!.uploadFile(path).catch(() => undefined);
-    return upload.evaluate(async () => {
-      const file = (document.getElementById("f") as HTMLInputElement).files?.[0];
-      if (!file) return "no file";
-      return file.text().catch((err: Error) => `unreadable: ${err.name}`);
-    });
-  };
-  expect(await readThroughUpload(join(secretsDir, "secrets.json"))).toMatch(/^(no file|unreadable: \w+)$/);
+  const upload = await uploadProbe(tenant, site.url);
+  expect(await upload.read(join(secretsDir, "secrets.json"))).toMatch(/^(no file|unreadable: \w+)$/);
   // The container's /etc is the image's, not the host's.
-  expect(await readThroughUpload("/etc/passwd")).not.toBe(readFileSync("/etc/passwd", "utf8"));
+  expect(await upload.read("/etc/passwd")).not.toBe(readFileSync("/etc/passwd", "utf8"));
   await upload.close();
 });
 

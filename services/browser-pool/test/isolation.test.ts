@@ -3,10 +3,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSyn
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import puppeteer, { type Browser, type ElementHandle, type Page } from "puppeteer-core";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { resolveWithSystem } from "../src/adapters/network-proxy/network-proxy";
 import { eventually, type PoolHarness, startPoolHarness } from "./support/pool-harness";
 import { startTestSite, TEST_PAGE_TITLE } from "./support/test-site";
+import { uploadProbe } from "./support/upload-probe";
 
 /**
  * A tenant holds its browser's cdpUrl and may do anything CDP allows with it. Nothing it does may reach the host's
@@ -110,25 +111,12 @@ test("file:// is refused, and the host's files are not there even through a file
     expect(result.text).toMatch(/ERR_BLOCKED_BY_ADMINISTRATOR/);
   }
   // DOM.setFileInputFiles hands a host path to the page: the sandbox has no such file, so nothing can be read.
-  const upload = await tenant.newPage();
-  await upload.goto(site.url);
-  await upload.evaluate(() => {
-    document.body.innerHTML = '<input type="file" id="f">';
-  });
-  const input = (await upload.$("#f")) as ElementHandle<HTMLInputElement> | null;
-  const readThroughUpload = async (path: string) => {
-    await input!.uploadFile(path).catch(() => undefined);
-    return upload.evaluate(async () => {
-      const file = (document.getElementById("f") as HTMLInputElement).files?.[0];
-      if (!file) return "no file";
-      return file.text().catch((err: Error) => `unreadable: ${err.name}`);
-    });
-  };
-  expect(await readThroughUpload(join(secretsDir, "secrets.json"))).not.toContain("secret-");
+  const upload = await uploadProbe(tenant, site.url);
+  expect(await upload.read(join(secretsDir, "secrets.json"))).not.toContain("secret-");
   // Nor is the host's /etc, only the few files Chromium reads: not the host's users, not its name.
   for (const path of ["/etc/passwd", "/etc/hostname"]) {
     expect(readFileSync(path, "utf8")).not.toBe("");
-    expect(await readThroughUpload(path)).toMatch(/^(no file|unreadable: \w+)$/);
+    expect(await upload.read(path)).toMatch(/^(no file|unreadable: \w+)$/);
   }
   await upload.close();
 });

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import Dockerode from "dockerode";
 import type { BrowserDriver, EgressAddress, LaunchSpec, RunningBrowser } from "../../domain/browser-driver";
 import type { BrowserHandle } from "../../domain/events";
+import { browserExit } from "../browser-exit";
 import { browserImageArgs } from "../browser-image-args";
 import { devtoolsUpstream, fetchDevtoolsJson } from "../cdp/devtools-json";
 import { browserSocketsOf, socketRootFor } from "../local/local-driver";
@@ -118,32 +119,21 @@ export async function createContainerDriver(options: ContainerDriverOptions): Pr
 
   function containerBrowser(id: string, handle: ContainerHandle): RunningBrowser {
     const container = docker.getContainer(handle.containerId);
-    let killed = false;
-    let exitDetail: string | undefined;
-    const listeners: Array<(detail: string) => void> = [];
-    const exit = (detail: string) => {
-      if (killed || exitDetail !== undefined) return;
-      exitDetail = detail;
-      for (const listener of listeners) listener(detail);
-    };
+    const exit = browserExit();
     container.wait({ abortSignal: waits.signal }).then(
-      (result: { StatusCode?: number }) => exit(`container exited (code ${result.StatusCode ?? "?"})`),
+      (result: { StatusCode?: number }) => exit.exit(`container exited (code ${result.StatusCode ?? "?"})`),
       (err: Error) => {
-        if (!waits.signal.aborted) exit(`container is gone (${err.message})`);
+        if (!waits.signal.aborted) exit.exit(`container is gone (${err.message})`);
       },
     );
     return {
       id,
       handle,
-      onExit(listener) {
-        if (exitDetail !== undefined) queueMicrotask(() => listener(exitDetail!));
-        else listeners.push(listener);
-      },
+      onExit: exit.onExit,
       // The engine's figure is the container's cgroup, not the processes' own: not what BrowserMemory says.
       memory: async () => undefined,
       async kill() {
-        if (killed) return;
-        killed = true;
+        if (!exit.kill()) return;
         await container.remove({ force: true }).catch(ignoreMissing);
         await removeDirs(id);
       },

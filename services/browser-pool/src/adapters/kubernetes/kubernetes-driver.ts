@@ -1,6 +1,7 @@
 import type { BrowserDriver, EgressAddress, LaunchSpec, RunningBrowser } from "../../domain/browser-driver";
 import type { BrowserHandle } from "../../domain/events";
 import { createNumberPool } from "../../domain/number-pool";
+import { browserExit } from "../browser-exit";
 import { probeDevtools } from "../cdp/devtools-probe";
 import type { KubeApi, V1Pod } from "./kube-api";
 import { browserNetworkPolicy } from "./network-policy";
@@ -109,26 +110,17 @@ export function createKubernetesDriver(options: KubernetesDriverOptions): Browse
   }
 
   function podBrowser(id: string, handle: PodHandle): RunningBrowser {
-    let killed = false;
-    let exitDetail: string | undefined;
-    const listeners: Array<(detail: string) => void> = [];
+    const exit = browserExit();
     tracked.set(handle.podName, (detail) => {
-      if (killed || exitDetail !== undefined) return;
-      exitDetail = detail;
-      tracked.delete(handle.podName);
-      for (const listener of listeners) listener(detail);
+      if (exit.exit(detail)) tracked.delete(handle.podName);
     });
     ensurePolling();
     return {
       id,
       handle,
-      onExit(listener) {
-        if (exitDetail !== undefined) queueMicrotask(() => listener(exitDetail!));
-        else listeners.push(listener);
-      },
+      onExit: exit.onExit,
       async kill() {
-        if (killed) return;
-        killed = true;
+        if (!exit.kill()) return;
         tracked.delete(handle.podName);
         await api.deletePod(handle.podNamespace, handle.podName);
         if (handle.proxyPort !== null) ports.release(handle.proxyPort);
