@@ -20,16 +20,16 @@ export class NoEngineError extends Error {
   override name = "NoEngineError";
 }
 
-const onPath = (name: string) =>
-  (process.env.PATH ?? "").split(delimiter).some((dir) => dir && existsSync(join(dir, name)));
+const onPath = (name: string, env: NodeJS.ProcessEnv) =>
+  (env.PATH ?? "").split(delimiter).some((dir) => dir && existsSync(join(dir, name)));
 
 /**
  * Podman's settings for machines like these: containers inherit the host's rlimits (setting them is not permitted in
  * some VMs: `default_ulimits = []` and `--ulimit host`), and runc runs them where it is installed (crun fails on
  * cgroups in hybrid mode). Written once into the user's cache; a CONTAINERS_CONF of the user's own wins.
  */
-function podmanConf(): string {
-  const dir = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "bas");
+function podmanConf(env: NodeJS.ProcessEnv): string {
+  const dir = join(env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "bas");
   const file = join(dir, "containers.conf");
   const runtime = existsSync("/usr/bin/runc") || existsSync("/usr/sbin/runc") ? '\n[engine]\nruntime = "runc"\n' : "";
   mkdirSync(dir, { recursive: true });
@@ -49,17 +49,24 @@ export function findEngine(env: NodeJS.ProcessEnv = process.env): Engine {
   if (wanted && wanted !== "podman" && wanted !== "docker") {
     throw new NoEngineError(`CONTAINER_ENGINE=${wanted}: it must be podman or docker.`);
   }
-  const name = (wanted ?? (onPath("podman") ? "podman" : onPath("docker") ? "docker" : undefined)) as
+  const name = (wanted ?? (onPath("podman", env) ? "podman" : onPath("docker", env) ? "docker" : undefined)) as
     | Engine["name"]
     | undefined;
-  if (!name || !onPath(name)) {
+  if (!name || !onPath(name, env)) {
     throw new NoEngineError(
       `${name ?? "no container engine"} not found: install Podman (npm run setup does, on Debian: apt-get install -y ` +
         "podman runc debootstrap) or Docker, or say which one with CONTAINER_ENGINE.",
     );
   }
+  // Podman fails deep inside a build on a CONTAINERS_CONF it cannot read: say so here, before anything runs.
+  if (name === "podman" && env.CONTAINERS_CONF && !existsSync(env.CONTAINERS_CONF)) {
+    throw new NoEngineError(
+      `CONTAINERS_CONF=${env.CONTAINERS_CONF}: no such file. Unset it (a suitable one is written for you) or point it ` +
+        "at a containers.conf that exists.",
+    );
+  }
   const engineEnv = { ...env };
-  if (name === "podman" && !env.CONTAINERS_CONF) engineEnv.CONTAINERS_CONF = podmanConf();
+  if (name === "podman" && !env.CONTAINERS_CONF) engineEnv.CONTAINERS_CONF = podmanConf(env);
   const runArgs = name === "podman" ? ["--ulimit", "host"] : [];
   const exec = (args: string[], options: { input?: string } = {}) =>
     new Promise<string>((resolve, reject) => {
