@@ -1,12 +1,14 @@
 /**
- * What recording costs: CPU of a 1280×720 browser that records (`enableRecording`) against one that does not, on a
- * still page and on a page that changes ten times a second. Counted: the browser's Chromium processes, the ffmpeg
- * encoding its recording and the browser-pool process (screencast frames pass through it), from /proc, one browser at
- * a time. Browser-pool and the gateway run as their own processes (`bench/browsers/stack.ts`).
- * `npx tsx bench/recording-cpu.ts` (BENCH_SECONDS=20).
+ * What recording and the live view cost: CPU of a 1280×720 browser that records (`enableRecording`), and of one that
+ * records with a live viewer attached, against one with neither, on a still page and on a page that changes ten times
+ * a second (issue 53's target: recorded and watched ≤ 1.5× neither). Counted, from /proc, one browser at a time: the
+ * browser's Chromium processes, the ffmpeg encoding its recording, and the browser-pool and gateway processes
+ * (screencast frames pass through them). Browser-pool and the gateway run as their own processes
+ * (`bench/browsers/stack.ts`). `npx tsx bench/recording-cpu.ts` (BENCH_SECONDS=20).
  */
 import { readFile } from "node:fs/promises";
 import puppeteer from "puppeteer-core";
+import WebSocket from "ws";
 import {
   findProcessesByArgPrefix,
   processGroupOf,
@@ -28,13 +30,26 @@ async function cpuSeconds(pid: number): Promise<number> {
   return fields.length > 13 ? (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND : 0;
 }
 
+/** A live viewer on the browser's live view, as the page at liveUrl opens it; it holds every frame it gets. */
+function watch(liveUrl: string): Promise<WebSocket> {
+  const socket = new WebSocket(`${liveUrl.replace(/^http/, "ws")}/ws`);
+  return new Promise((resolve, reject) => {
+    socket.once("open", () => resolve(socket));
+    socket.once("error", reject);
+  });
+}
+
 async function main() {
   const stack = await startBrowserStack();
   try {
     await stack.startPool({ WARM_POOL_SIZE: "0" });
     const poolPid = stack.poolPid()!;
+    const gatewayPid = stack.gatewayPid()!;
 
-    /** The processes that work for browser `id`: its Chromium, its recording's ffmpeg, and browser-pool. */
+    /**
+     * The processes that work for browser `id`: its Chromium, its recording's ffmpeg, browser-pool and the gateway
+     * (the live view's frames pass through both; with no viewer the gateway idles).
+     */
     async function processesOf(id: string): Promise<Record<string, number[]>> {
       const [chromium] = await findProcessesByArgPrefix(`--user-data-dir=${stack.dataDir}/${id}`);
       const group = chromium && (await processGroupOf(chromium.pid));
@@ -44,16 +59,18 @@ async function main() {
         chromium: group ? await processTree(group) : [],
         ffmpeg: encoders.map((p) => p.pid),
         pool: [poolPid],
+        gateway: [gatewayPid],
       };
     }
 
-    /** CPU (% of one core) of each part and in all. */
-    async function measure(record: boolean, content: string): Promise<Record<string, number>> {
+    /** CPU (% of one core) of each part and in all; `watched`: a live viewer is attached meanwhile. */
+    async function measure(record: boolean, content: string, watched = false): Promise<Record<string, number>> {
       const created = await stack.request("POST", "/api/v4/browsers", {
         browserScreenWidth: 1280,
         browserScreenHeight: 720,
         enableRecording: record,
       });
+      const viewer = watched ? await watch(created.liveUrl) : undefined;
       const browser = await puppeteer.connect({ browserWSEndpoint: created.cdpUrl, defaultViewport: null });
       const [page] = await browser.pages();
       await page.setContent(content);
@@ -67,23 +84,29 @@ async function main() {
       const before = await sample();
       await new Promise((r) => setTimeout(r, SECONDS * 1000));
       const after = await sample();
+      viewer?.close();
       await stack.request("PATCH", `/api/v4/browsers/${created.id}`, { action: "stop" });
       const used = Object.fromEntries(parts.map(([name], i) => [name, ((after[i] - before[i]) / SECONDS) * 100]));
       return { ...used, all: Object.values(used).reduce((a, b) => a + b, 0) };
     }
     const show = (cpu: Record<string, number>) =>
-      `${cpu.all.toFixed(2)} (Chromium ${cpu.chromium.toFixed(2)}, ffmpeg ${cpu.ffmpeg.toFixed(2)}, pool ${cpu.pool.toFixed(2)})`;
+      `${cpu.all.toFixed(2)} (Chromium ${cpu.chromium.toFixed(2)}, ffmpeg ${cpu.ffmpeg.toFixed(2)}, pool ${cpu.pool.toFixed(2)}, ` +
+      `gateway ${cpu.gateway.toFixed(2)})`;
 
+    const ratio = (a: Record<string, number>, b: Record<string, number>) => a.all / Math.max(b.all, 0.01);
     for (const [name, content] of [
       ["still page", STILL],
       ["page changing 10×/s", BUSY],
     ] as const) {
       const plain = await measure(false, content);
       const recorded = await measure(true, content);
+      const watched = await measure(true, content, true);
       console.log(`${name}, CPU in % of one core:`);
-      console.log(`  not recorded ${show(plain)}`);
-      console.log(`  recorded     ${show(recorded)}`);
-      console.log(`  ratio ${(recorded.all / Math.max(plain.all, 0.01)).toFixed(2)}x`);
+      console.log(`  neither                     ${show(plain)}`);
+      console.log(`  recorded                    ${show(recorded)}  ${ratio(recorded, plain).toFixed(2)}x`);
+      console.log(`  recorded, a viewer attached ${show(watched)}  ${ratio(watched, plain).toFixed(2)}x`);
+      const met = ratio(watched, plain) <= 1.5;
+      console.log(`  target: recorded and watched ≤ 1.5x neither: ${met ? "PASS" : "MISS"}`);
     }
   } finally {
     await stack.close();

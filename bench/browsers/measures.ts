@@ -83,12 +83,9 @@ export async function acquisition<K extends string>(
  * direct launch runs without Chromium's own sandbox (as root, Chromium runs only so), which ours keeps; the same
  * launch with that sandbox on, as an unprivileged user, is measured too, to tell that sandbox's share from the rest.
  */
-export async function profileAcquisition(stack: BrowserStack, runs: number) {
-  const profile = await stack.request("POST", "/api/v4/profiles", { name: "bench" });
-  const withProfile: number[] = [];
-  const direct: number[] = [];
-  const sandboxed: number[] = [];
-  const args = chromiumArgs({
+/** Our launch flags, for a Chromium launched directly (puppeteer picks its own DevTools port and user data folder). */
+function directArgs() {
+  return chromiumArgs({
     userDataDir: "",
     screenWidth: 1920,
     screenHeight: 1080,
@@ -97,11 +94,62 @@ export async function profileAcquisition(stack: BrowserStack, runs: number) {
     noSandbox: false,
     isolatedServices: true,
   }).filter((arg) => !/^--(proxy|remote-debugging|user-data-dir)|^about:blank$/.test(arg));
+}
+
+/**
+ * Chromium launched directly by puppeteer with our flags, on a user data folder of its own kept from launch to launch
+ * (as a profile's is), without Chromium's own sandbox (as root, Chromium runs only so; ours keeps it). `dispose`
+ * removes the folder.
+ */
+function directLauncher() {
   const userDataDir = mkdtempSync(join(tmpdir(), "bas-bench-direct-"));
+  return {
+    launch: { executablePath: findChromium(), args: [...directArgs(), "--no-sandbox"], userDataDir, env: {} },
+    dispose: () => rmSync(userDataDir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * Once the pool holds `idle` browsers and the machine is quiet: launches Chromium directly, runs `use` on it (with
+ * the moment the launch began), closes it, and answers how long that took from the launch to the close's end. Then
+ * waits until its last process is gone (a sandboxed one's zygotes end a moment after it; the next launch needs the
+ * folder).
+ */
+async function withDirectChromium(
+  stack: BrowserStack,
+  idle: number,
+  launch: ReturnType<typeof directLauncher>["launch"],
+  use: (browser: Awaited<ReturnType<typeof puppeteer.launch>>, launchedAt: number) => Promise<void>,
+): Promise<number> {
+  await settleAt(stack, idle);
+  const launchedAt = performance.now();
+  const chromium = await puppeteer.launch({ ...launch, env: { ...process.env, ...launch.env } });
+  try {
+    await use(chromium, launchedAt);
+  } finally {
+    await chromium.close();
+  }
+  const took = performance.now() - launchedAt;
+  await until(async () => (await findProcessesByArgPrefix(`--user-data-dir=${launch.userDataDir}`)).length === 0);
+  return took;
+}
+
+/**
+ * (a) with a profile, which launches cold (it needs its own user data, restored from the profile's last state),
+ * against Chromium launched directly in the same rounds (`directLauncher`): no proxy, nothing recorded. Both up to the
+ * first CDP answer. The same launch with Chromium's own sandbox on, as an unprivileged user, is measured too, to tell
+ * that sandbox's share from the rest.
+ */
+export async function profileAcquisition(stack: BrowserStack, runs: number) {
+  const profile = await stack.request("POST", "/api/v4/profiles", { name: "bench" });
+  const withProfile: number[] = [];
+  const direct: number[] = [];
+  const sandboxed: number[] = [];
+  const plain = directLauncher();
   const { dir: sandboxedDir, ...asUser } = directAsUser();
   const launchers = [
-    { samples: direct, executablePath: findChromium(), args: [...args, "--no-sandbox"], userDataDir, env: {} },
-    { samples: sandboxed, ...asUser, args },
+    { samples: direct, ...plain.launch },
+    { samples: sandboxed, ...asUser, args: directArgs() },
   ];
   for (let i = 0; i < runs; i++) {
     await settleAt(stack, 0);
@@ -113,17 +161,13 @@ export async function profileAcquisition(stack: BrowserStack, runs: number) {
     cdp.close();
     await stack.request("PATCH", `/api/v4/browsers/${browser.id}`, { action: "stop" });
     for (const { samples, ...launch } of launchers) {
-      await settleAt(stack, 0);
-      const started = performance.now();
-      const chromium = await puppeteer.launch({ ...launch, env: { ...process.env, ...launch.env } });
-      await chromium.version();
-      samples.push(performance.now() - started);
-      await chromium.close();
-      // Its last processes (a sandboxed one's zygotes) end a moment after the browser's; the next launch needs the folder.
-      await until(async () => (await findProcessesByArgPrefix(`--user-data-dir=${launch.userDataDir}`)).length === 0);
+      await withDirectChromium(stack, 0, launch, async (chromium, launchedAt) => {
+        await chromium.version();
+        samples.push(performance.now() - launchedAt);
+      });
     }
   }
-  rmSync(userDataDir, { recursive: true, force: true });
+  plain.dispose();
   rmSync(sandboxedDir, { recursive: true, force: true });
   return { withProfile: summarize(withProfile), direct: summarize(direct), sandboxed: summarize(sandboxed) };
 }
@@ -158,12 +202,18 @@ function directAsUser() {
   return { dir, executablePath: wrapper, userDataDir, env };
 }
 
-/** (b) create → puppeteer connect → open a local page → stop, one at a time, the warm pool refilled between runs. */
+/**
+ * (b) create → puppeteer connect → open a local page → read its title → stop, one at a time, the warm pool refilled
+ * between runs; in the same rounds, the same steps on a Chromium launched directly (launch, open the page, read its
+ * title, close), the baseline the issue's ratio is taken against.
+ */
 export async function lifecycle(stack: BrowserStack, runs: number, pageUrl: string, idle: number) {
   const total: number[] = [];
   const create: number[] = [];
   const stop: number[] = [];
   const gone: number[] = [];
+  const direct: number[] = [];
+  const plain = directLauncher();
   for (let i = 0; i < runs; i++) {
     await settleAt(stack, idle);
     const t0 = performance.now();
@@ -172,6 +222,7 @@ export async function lifecycle(stack: BrowserStack, runs: number, pageUrl: stri
     const client = await puppeteer.connect({ browserWSEndpoint: browser.cdpUrl, defaultViewport: null });
     const page = await client.newPage();
     await page.goto(pageUrl);
+    await page.title();
     const t1 = performance.now();
     await stack.request("PATCH", `/api/v4/browsers/${browser.id}`, { action: "stop" });
     const t2 = performance.now();
@@ -180,12 +231,21 @@ export async function lifecycle(stack: BrowserStack, runs: number, pageUrl: stri
     await client.disconnect().catch(() => undefined);
     await until(async () => !(await stack.chromiumIds()).includes(browser.id));
     gone.push(performance.now() - t1);
+    direct.push(
+      await withDirectChromium(stack, idle, plain.launch, async (chromium) => {
+        const directPage = await chromium.newPage();
+        await directPage.goto(pageUrl);
+        await directPage.title();
+      }),
+    );
   }
+  plain.dispose();
   return {
     lifecycle: summarize(total),
     create: summarize(create),
     stop: summarize(stop),
     processesGone: summarize(gone),
+    direct: summarize(direct),
   };
 }
 

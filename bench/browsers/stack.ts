@@ -85,6 +85,7 @@ export async function startBrowserStack(egressAllow = "") {
     startPool,
     /** The browser-pool process. */
     poolPid: () => pool?.pid,
+    gatewayPid: () => gatewayProcess.pid,
     request,
     /** browser-pool's own view: live browsers and idle warm ones. */
     async poolState(): Promise<{ browsers: number; warmIdle: number }> {
