@@ -70,20 +70,13 @@ function record(
   connect: () => Promise<CdpConnection>,
   options: FfmpegRecorderOptions,
 ): ScreenRecording {
-  const ffmpeg = spawn(options.ffmpegPath, ffmpegArgs(file, size), { stdio: ["pipe", "ignore", "pipe"] });
-  let stderr = "";
-  ffmpeg.stderr.on("data", (chunk) => {
-    stderr = (stderr + chunk).slice(-2_000);
-  });
-  // A pipe ffmpeg stopped reading (it failed) is reported by its exit status, not by a write error.
-  ffmpeg.stdin.on("error", () => undefined);
-  const exited = new Promise<number | null>((resolve) => {
-    ffmpeg.once("error", (err) => {
-      stderr += String(err);
-      resolve(null);
-    });
-    ffmpeg.once("close", (code) => resolve(code));
-  });
+  // ffmpeg starts with the first frame: a browser that never paints costs no encoder, and the fork of browser-pool
+  // that spawning takes stays off the hand-out, which the caller's first CDP command follows at once.
+  let encoder: ReturnType<typeof startEncoder> | undefined;
+  const encoderOf = () => {
+    encoder ??= startEncoder(options.ffmpegPath, ffmpegArgs(file, size));
+    return encoder;
+  };
 
   const frames = createMatroskaFrames();
   const startedAt = performance.now();
@@ -91,7 +84,9 @@ function record(
   let cdp: CdpConnection | undefined;
   let screencast: ScreencastFollower | undefined;
 
-  const started = connect()
+  // After the hand-out's answer has gone: the recording's connection and first frame wait for it.
+  const started = new Promise((resolve) => setImmediate(resolve))
+    .then(connect)
     .then(async (connection) => {
       cdp = connection;
       screencast = followScreencast(connection, {
@@ -101,11 +96,12 @@ function record(
         onFrame({ data, ack }) {
           const now = performance.now();
           // The first picture stands for the moments before it too: the video lasts as long as the browser ran.
-          if (!last) ffmpeg.stdin.write(matroskaHeader(size.width, size.height));
+          const { stdin } = encoderOf().ffmpeg;
+          if (!last) stdin.write(matroskaHeader(size.width, size.height));
           const ms = last ? Math.max(Math.round(now - startedAt), last.ms + 1) : 0;
           last = { ms, jpeg: Buffer.from(data, "base64") };
           // The next frame once ffmpeg took this one and the interval passed: a busy page cannot outrun the encoder.
-          ffmpeg.stdin.write(frames.frame(ms, last.jpeg), () => {
+          stdin.write(frames.frame(ms, last.jpeg), () => {
             setTimeout(ack, Math.max(0, MIN_FRAME_INTERVAL_MS - (performance.now() - now))).unref();
           });
         },
@@ -120,12 +116,8 @@ function record(
       await started;
       screencast?.stop();
       cdp?.close();
-      if (!last) {
-        ffmpeg.kill("SIGKILL");
-        await exited;
-        await rm(file, { force: true });
-        return undefined;
-      }
+      if (!last || !encoder) return undefined;
+      const { ffmpeg, exited, stderr } = encoder;
       // The last picture lasts until the browser stopped, and the video ends then.
       const durationMs = Math.max(Math.round(stoppedAt - startedAt), last.ms + 2);
       ffmpeg.stdin.write(frames.last(durationMs - 1, last.jpeg, 1));
@@ -134,10 +126,29 @@ function record(
       const code = await exited.finally(() => clearTimeout(timer));
       if (code !== 0) {
         await rm(file, { force: true });
-        throw new Error(`ffmpeg could not encode the recording (exit ${code}): ${stderr.trim().slice(-500)}`);
+        throw new Error(`ffmpeg could not encode the recording (exit ${code}): ${stderr().trim().slice(-500)}`);
       }
       const { size: bytes } = await stat(file);
       return { file, durationMs, bytes, dispose: () => rm(file, { force: true }) };
     },
   };
+}
+
+/** ffmpeg reading frames on its standard input; `stderr` is the last of what it printed. */
+function startEncoder(ffmpegPath: string, args: string[]) {
+  const ffmpeg = spawn(ffmpegPath, args, { stdio: ["pipe", "ignore", "pipe"] });
+  let printed = "";
+  ffmpeg.stderr.on("data", (chunk) => {
+    printed = (printed + chunk).slice(-2_000);
+  });
+  // A pipe ffmpeg stopped reading (it failed) is reported by its exit status, not by a write error.
+  ffmpeg.stdin.on("error", () => undefined);
+  const exited = new Promise<number | null>((resolve) => {
+    ffmpeg.once("error", (err) => {
+      printed += String(err);
+      resolve(null);
+    });
+    ffmpeg.once("close", (code) => resolve(code));
+  });
+  return { ffmpeg, exited, stderr: () => printed };
 }
