@@ -76,13 +76,6 @@ export async function acquisition<K extends string>(
   return { acquire: summaries as Record<K, ReturnType<typeof summarize>>, stop: summarize(stop) };
 }
 
-/**
- * (a) with a profile, which launches cold (it needs its own user data, restored from the profile's last state),
- * against Chromium launched directly in the same rounds: puppeteer starting it with our flags on its own user data
- * folder, kept from round to round as a profile is; no proxy, nothing recorded. Both up to the first CDP answer. The
- * direct launch runs without Chromium's own sandbox (as root, Chromium runs only so), which ours keeps; the same
- * launch with that sandbox on, as an unprivileged user, is measured too, to tell that sandbox's share from the rest.
- */
 /** Our launch flags, for a Chromium launched directly (puppeteer picks its own DevTools port and user data folder). */
 function directArgs() {
   return chromiumArgs({
