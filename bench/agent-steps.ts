@@ -9,7 +9,7 @@
  * round-trip (Runtime.evaluate of 1) and one bare screenshot on the same browser.
  *
  * Targets: p50 <= 50 ms on ordinary pages; p95 <= 500 ms on the 5,000-element page.
- * Run: npx tsx bench/agent-steps.ts   (STEPS=24 per page by default)
+ * Run: npx tsx bench/agent-steps.ts   (STEPS=24 per page by default; BENCH_SITES=frames,spa for some pages only)
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { createNatsBlobStore } from "@bas/blobs";
@@ -41,6 +41,7 @@ import { percentile } from "./support/stats";
 const STEPS = Number(process.env.STEPS ?? 24);
 const MODEL_MS = Number(process.env.MODEL_MS ?? 150);
 const MAX_CHARS = 40_000;
+const ONLY_SITES = process.env.BENCH_SITES?.split(",");
 /** The single-page app's API answers after this long: each of its steps waits for one call, the page's own time. */
 const SPA_API_MS = 50;
 const PAGE_OWN_MS: Partial<Record<keyof typeof SITE_PATHS, number>> = { spa: SPA_API_MS };
@@ -160,6 +161,7 @@ async function main() {
     );
 
     for (const [site, path] of Object.entries(SITE_PATHS) as Array<[keyof typeof SITE_PATHS, string]>) {
+      if (ONLY_SITES && !ONLY_SITES.includes(site)) continue;
       const key = `bench-${site}`;
       const cycle = CYCLES[site];
       const steps: ScriptStep[] = [toolCallReply("go_to_url", { url: `${sites.url}${path}` })];
