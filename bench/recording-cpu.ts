@@ -6,7 +6,6 @@
  * (screencast frames pass through them). Browser-pool and the gateway run as their own processes
  * (`bench/browsers/stack.ts`). `npx tsx bench/recording-cpu.ts` (BENCH_SECONDS=20).
  */
-import { readFile } from "node:fs/promises";
 import puppeteer from "puppeteer-core";
 import WebSocket from "ws";
 import {
@@ -15,20 +14,13 @@ import {
   processTree,
 } from "../services/browser-pool/src/adapters/local/proc-fs";
 import { startBrowserStack } from "./browsers/stack";
+import { cpuSeconds } from "./support/cpu";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
-const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 const STILL = `<body style="margin:0;font:48px sans-serif"><h1>A page that does not change</h1></body>`;
 const BUSY = `<body style="margin:0;font:160px sans-serif"><span id="n">0</span>
 <script>let n = 0; setInterval(() => { document.getElementById("n").textContent = ++n; }, 100);</script></body>`;
-
-/** CPU seconds a process has used so far (user + system); 0 when it is gone. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return fields.length > 13 ? (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND : 0;
-}
 
 /** A live viewer on the browser's live view, as the page at liveUrl opens it; it holds every frame it gets. */
 function watch(liveUrl: string): Promise<WebSocket> {

@@ -8,18 +8,13 @@ import { readFile } from "node:fs/promises";
 import { findChromium } from "@bas/embedded-infra";
 import puppeteer from "puppeteer-core";
 import { CHROMIUM_ARGS } from "../test/support/chromium";
+import { cpuSeconds } from "./support/cpu";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const BUSY = `<body style="margin:0;font:160px sans-serif"><span id="n">0</span>
 <script>let n = 0; setInterval(() => { document.getElementById("n").textContent = ++n; }, 100);</script></body>`;
 
-/** CPU seconds a process has used so far (user + system); 0 when it is gone. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return fields.length > 13 ? (Number(fields[11]) + Number(fields[12])) / 100 : 0;
-}
-
+/** `pid` and every process below it. */
 async function processTree(pid: number): Promise<number[]> {
   const children = await readFile(`/proc/${pid}/task/${pid}/children`, "utf8").catch(() => "");
   const below = await Promise.all(
