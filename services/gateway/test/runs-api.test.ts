@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { eventually } from "@bas/testing";
+import { Client } from "pg";
 import { type Stack, startStack } from "./harness";
 import { type RunnerReports, runnerReports } from "./runner-driver";
 
@@ -289,4 +291,32 @@ test("a run created by one request is read at once by the next (no lag between c
   const read = await stack.request("GET", `/api/v4/runs/${run.id}`);
   expect(read.status).toBe(200);
   expect(read.body).toMatchObject({ id: run.id, status: "queued" });
+});
+
+test("a run created while the runs' read model lags behind is in the caller's next list all the same", async () => {
+  const key = await stack.newProjectKey();
+  const post = async (task: string) => (await stack.request("POST", "/api/v4/runs", { body: { task }, key })).body;
+  const listed = async () =>
+    (await stack.request("GET", "/api/v4/runs", { key })).body.runs.map((r: { id: string }) => r.id);
+  const earlier = await post("Before the lag");
+  expect(await listed()).toEqual([earlier.id]);
+  // The runs' projection locks its checkpoint row before it applies a batch: holding that row holds the projection.
+  const db = new Client({ connectionString: stack.infra.databaseUrl });
+  await db.connect();
+  try {
+    await db.query("begin");
+    await db.query("select 1 from projection_checkpoints where name = $1 for update", [
+      `${stack.infra.namespace}/sessions-runs`,
+    ]);
+    // Its wait for the read model runs out (5 s): the create answers from the event store.
+    const lagging = await post("While the projection is held");
+    expect(lagging).toMatchObject({ status: "queued" });
+    const list = listed();
+    // Long enough for a list that did not wait to have answered without the run.
+    await sleep(300);
+    await db.query("commit");
+    expect(await list).toEqual([lagging.id, earlier.id]);
+  } finally {
+    await db.end();
+  }
 });

@@ -239,6 +239,7 @@ export function startSessionsService(config: SessionsConfig, deps: SessionsServi
             messages.waitFor(version, readYourWritesMs).catch((err) => {
               log.warn({ err, version }, "the messages' read model lags behind; answering what it has");
             }),
+          caughtUp: () => commands.readModelsCaughtUp(),
         }),
         liveView,
         log,

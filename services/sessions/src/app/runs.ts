@@ -151,8 +151,10 @@ export function createRuns(deps: RunsDeps) {
       return status;
     },
 
-    list: (projectId: string, page: { cursor: string | null; limit: number; sessionId: string | null }) =>
-      queries.list(projectId, page),
+    async list(projectId: string, page: { cursor: string | null; limit: number; sessionId: string | null }) {
+      await deps.commands.readModelsCaughtUp();
+      return queries.list(projectId, page);
+    },
 
     async events(
       projectId: string,
@@ -173,8 +175,10 @@ export function createRuns(deps: RunsDeps) {
 
     conversation: conversationOf,
 
-    conversations: (projectId: string, page: { cursor: string | null; limit: number }) =>
-      queries.conversations(projectId, page),
+    async conversations(projectId: string, page: { cursor: string | null; limit: number }) {
+      await deps.commands.readModelsCaughtUp();
+      return queries.conversations(projectId, page);
+    },
 
     async queueMessage(
       projectId: string,

@@ -29,9 +29,16 @@ export interface SessionReadsDeps {
   messageQueries: MessageQueries;
   /** Waits (bounded) until the messages' read model has applied `version`, a stream sequence. */
   messagesReach(version: number): Promise<void>;
+  /** Waits (bounded) until the read models include what this replica appended: a list shows the caller's writes. */
+  caughtUp(): Promise<unknown>;
 }
 
-export function createSessionReads({ queries, messageQueries, messagesReach }: SessionReadsDeps): SessionReads {
+export function createSessionReads({
+  queries,
+  messageQueries,
+  messagesReach,
+  caughtUp,
+}: SessionReadsDeps): SessionReads {
   async function get(projectId: string, sessionId: string) {
     const record = await queries.get(projectId, sessionId);
     if (!record) throw notFound();
@@ -39,7 +46,10 @@ export function createSessionReads({ queries, messageQueries, messagesReach }: S
   }
   return {
     get,
-    list: (projectId, page, pageSize) => queries.list(projectId, page, pageSize),
+    async list(projectId, page, pageSize) {
+      await caughtUp();
+      return queries.list(projectId, page, pageSize);
+    },
     async messages(projectId, sessionId, cursor) {
       // The messages are a read model of their own, applied apart from the session's. A caller that has just read
       // a status (say `error`) must find the messages that led to it (the one that says why), not an older page.
