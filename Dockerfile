@@ -9,8 +9,13 @@
 ARG NODE_IMAGE=node:24-bookworm-slim
 ARG DEBIAN_IMAGE=debian:bookworm-slim
 
-# ---- Production dependencies: the node_modules every service image carries --------------------------------------
+# ---- What the five service images share: tini and the production dependencies ----------------------------------
+# The services' images are built on this stage itself rather than copying its node_modules into another: an engine
+# checks a COPY --from against its cache by hashing every file copied (387 MB, about 11 s per image with Podman).
 FROM ${NODE_IMAGE} AS deps
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends tini \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Only the root's dependencies: the workspaces are bundled into the services, so they are left out (no @bas links).
@@ -33,15 +38,10 @@ RUN --mount=type=cache,target=/root/.npm --mount=type=secret,id=ca-certificates 
     NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates \
     npm ci --ignore-scripts --no-audit --no-fund && npm run build
 
-# ---- What the five service images share ------------------------------------------------------------------------
-FROM ${NODE_IMAGE} AS service
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends tini \
-    && rm -rf /var/lib/apt/lists/*
-WORKDIR /app
+# ---- The base of the five service images -----------------------------------------------------------------------
+FROM deps AS service
 # In a container, loopback is the container's alone: serve gRPC on every address (the chart sets it as well).
 ENV GRPC_HOST=0.0.0.0
-COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/grpc-health-probe.js /app/dist/grpc-health-probe.js.map ./dist/
 # The image's own user (node, uid 1000), by number so that Kubernetes' runAsNonRoot can check it.
 USER 1000:1000

@@ -25,9 +25,14 @@ const HOST_ONLY =
 const BROWSERS_IN_CONTAINER = "/data/browsers";
 const IMAGE_UID = 1000;
 
+/**
+ * The name of DATA_DIR's stack, which its containers (`<name>-<target>`, labelled `io.bas.stack=<name>`) and its
+ * volumes (`<name>-nats`, `<name>-postgres`) carry: one stack per DATA_DIR (its lock says so).
+ */
+export const stackNameOf = (dataDir: string) => `bas-${createHash("sha256").update(dataDir).digest("hex").slice(0, 8)}`;
+
 export function containerRuntime(engine: Engine, dataDir: string): ContainerRuntime {
-  // One stack per DATA_DIR (its lock says so): containers and volumes are named after it.
-  const stack = `bas-${createHash("sha256").update(dataDir).digest("hex").slice(0, 8)}`;
+  const stack = stackNameOf(dataDir);
   const label = `io.bas.stack=${stack}`;
   const browsersDir = join(dataDir, "containers", "browsers");
 

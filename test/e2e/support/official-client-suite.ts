@@ -6,7 +6,7 @@ import { BrowserUse as BrowserUseV4 } from "browser-use-sdk/v4";
 import puppeteer from "puppeteer-core";
 import { z } from "zod";
 import { promptText, toolCallReply } from "../../support/scripted-llm";
-import type { AgentStack } from "./agent-stack";
+import type { CallerStack } from "./containerized-stack";
 
 /**
  * The official TypeScript client (`browser-use-sdk`, pinned in package.json) pointed at this service, used the way its
@@ -16,10 +16,10 @@ import type { AgentStack } from "./agent-stack";
  * may take); `afterStack` runs once the stack is closed.
  */
 export function officialClientSuite(
-  startStack: () => Promise<AgentStack>,
+  startStack: () => Promise<CallerStack>,
   options: { setupTimeoutMs?: number; afterStack?: () => Promise<void> } = {},
 ): void {
-  let stack: AgentStack;
+  let stack: CallerStack;
   let v3: BrowserUse;
   let v4: BrowserUseV4;
   let dir: string;

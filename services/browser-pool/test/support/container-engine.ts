@@ -3,13 +3,13 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildImages, findEngine, imageOf } from "@bas/containers";
+import { buildImages, type Engine, findEngine, imageOf, type Target } from "@bas/containers";
 import { eventually, runEnv } from "@bas/testing";
 
 export interface ContainerEngine {
   /** The Docker Engine API's socket, as the container driver takes it (CONTAINER_ENGINE_SOCKET). */
   socket: string;
-  /** `bas/chromium`, built here first if the engine did not have it. */
+  /** `bas/chromium`, as built from this checkout. */
   browserImage: string;
   /** Runs the engine's command line (inspect, exec), resolving with its output. */
   exec(args: string[]): Promise<string>;
@@ -17,16 +17,12 @@ export interface ContainerEngine {
 }
 
 /**
- * Podman's (or Docker's) Engine API for the container driver's tests, served by a `podman system service` of the
- * test's own on a socket in a temp folder, and the browser image in its store: `npm run images chromium` runs first
- * when it is missing (minutes on a fresh machine, then cached by the engine).
+ * Builds `targets` from this checkout, one test file at a time across the run's workers (a folder in the run's temp
+ * folder is the lock). Always built, never taken as found: an image of older source would test old code, and the
+ * engine's layer cache makes a build of unchanged source take seconds (minutes on a fresh machine).
  */
-/**
- * Runs `work` in one test file at a time across the run's workers (a folder in the run's temp folder is the lock):
- * two files that both find the image missing build it once.
- */
-async function oneAtATime(name: string, work: () => Promise<void>): Promise<void> {
-  const lock = join(tmpdir(), `bas-${name}.lock`);
+export async function buildImagesOnce(engine: Engine, targets: readonly Target[], log: (line: string) => void) {
+  const lock = join(tmpdir(), "bas-images.lock");
   await eventually(
     () =>
       mkdir(lock).then(
@@ -37,18 +33,20 @@ async function oneAtATime(name: string, work: () => Promise<void>): Promise<void
     900_000,
   );
   try {
-    await work();
+    await buildImages(engine, process.env, log, targets);
   } finally {
     await rm(lock, { recursive: true, force: true });
   }
 }
 
+/**
+ * Podman's (or Docker's) Engine API for the container driver's tests, served by a `podman system service` of the
+ * test's own on a socket in a temp folder, and the browser image in its store, built from this checkout first.
+ */
 export async function startContainerEngine(log: (line: string) => void): Promise<ContainerEngine> {
   const engine = findEngine();
   const browserImage = imageOf("chromium");
-  await oneAtATime("chromium-image", async () => {
-    if (!(await engine.hasImage(browserImage))) await buildImages(engine, process.env, log, ["chromium"]);
-  });
+  await buildImagesOnce(engine, ["chromium"], log);
   if (engine.name === "docker") {
     return { socket: "/var/run/docker.sock", browserImage, exec: engine.exec, close: async () => undefined };
   }
