@@ -90,7 +90,7 @@ const HANDLERS: Handlers = {
     // A secret bound to some hosts is typed on those only: a page elsewhere never gets it, whatever the model asks.
     // What counts is the document that holds the field, as it is now: a frame from another host on an allowed page
     // is elsewhere.
-    const host = hostOf((cx.tab.elementFrames.get(action.index) ?? cx.tab.page.mainFrame()).url());
+    const host = hostOf((cx.tab.elementRefs.get(action.index)?.frame ?? cx.tab.page.mainFrame()).url());
     const refused = secretsRefusedOn(action.text, host, cx.options.secretDomains);
     if (refused.length) {
       const where = refused.map((k) => `${k}: ${cx.options.secretDomains[k].join(", ")}`).join("; ");

@@ -1,6 +1,6 @@
-import type { Browser, Frame, Page, Target } from "puppeteer-core";
+import type { Browser, Page, Target } from "puppeteer-core";
 import type { TabInfo } from "../../domain/page-state";
-import type { TabIds } from "./observe-frames";
+import { type ElementRef, TabIndices } from "./observe-frames";
 import { PAGE_ACTIVITY_HOOK, type PageActivity, trackPageActivity } from "./page-activity";
 import { type PageDownloads, watchPageDownloads } from "./page-downloads";
 
@@ -36,9 +36,9 @@ export interface Tab {
   page: Page;
   activity: PageActivity;
   downloads: PageDownloads;
-  ids: TabIds;
-  /** From the last observation: which frame each element index lives in. */
-  elementFrames: Map<number, Frame>;
+  indices: TabIndices;
+  /** From the last observation: where each element index lives. */
+  elementRefs: Map<number, ElementRef>;
 }
 
 /** The open tabs of a browser with small stable ids, the current one, and tabs the page opened by itself. */
@@ -80,8 +80,8 @@ export class BrowserTabs {
       page,
       activity: trackPageActivity(page),
       downloads: watchPageDownloads(page),
-      ids: { nextId: 1 },
-      elementFrames: new Map(),
+      indices: new TabIndices(),
+      elementRefs: new Map(),
     };
     this.tabs.set(tab.id, tab);
     page.once("close", () => this.forget(tab.id));

@@ -35,11 +35,11 @@ export class CdpBrowserDriver implements BrowserDriver {
   async observe(options: { maxChars: number; screenshot: boolean }): Promise<PageSnapshot> {
     const tab = await this.tabs.ensureOne();
     const [frames, tabs, screenshot] = await Promise.all([
-      observeFrames(tab.page, tab.ids, options.maxChars),
+      observeFrames(tab.page, tab.indices, options.maxChars),
       this.tabs.list(),
       options.screenshot ? this.screenshot() : undefined,
     ]);
-    tab.elementFrames = frames.elementFrames;
+    tab.elementRefs = frames.elementRefs;
     return {
       url: frames.url,
       title: frames.title,
@@ -74,8 +74,8 @@ export class CdpBrowserDriver implements BrowserDriver {
   async pageContent(maxChars: number): Promise<{ url: string; text: string }> {
     const tab = await this.tabs.ensureOne();
     // A separate id space would shift indexes the model knows; reuse the tab's, they are stable anyway.
-    const frames = await observeFrames(tab.page, tab.ids, maxChars);
-    tab.elementFrames = new Map([...tab.elementFrames, ...frames.elementFrames]);
+    const frames = await observeFrames(tab.page, tab.indices, maxChars);
+    tab.elementRefs = new Map([...tab.elementRefs, ...frames.elementRefs]);
     const snapshot: PageSnapshot = { ...frames, tabs: [], activeTabId: tab.id };
     return { url: frames.url, text: renderSnapshot(snapshot, maxChars) };
   }
@@ -139,7 +139,7 @@ export class CdpBrowserDriver implements BrowserDriver {
       }),
       async element(index) {
         const handle = await resolveElement(tab, index);
-        const frame = tab.elementFrames.get(index);
+        const frame = tab.elementRefs.get(index)?.frame;
         const extra: Partial<TraceEntry> = options.trace
           ? { selector: await selectorOf(handle).catch(() => undefined) }
           : {};

@@ -9,17 +9,17 @@ export class ActionError extends Error {
 
 /** The element behind an index of the last observation of this tab. */
 export async function resolveElement(tab: Tab, index: number): Promise<ElementHandle<Element>> {
-  const frame = tab.elementFrames.get(index);
-  if (!frame || frame.detached) {
+  const ref = tab.elementRefs.get(index);
+  if (!ref || ref.frame.detached) {
     throw new ActionError(
       `There is no element with index ${index} on the current page. Use an index shown in the page content.`,
     );
   }
-  const handle = (await frame
+  const handle = (await ref.frame
     .evaluateHandle((id) => {
       const el = (window as unknown as { __basElements?: Map<number, Element> }).__basElements?.get(id);
       return el?.isConnected ? el : null;
-    }, index)
+    }, ref.id)
     .catch(() => null)) as ElementHandle<Element> | null;
   const element = handle?.asElement() as ElementHandle<Element> | null;
   if (!element) {

@@ -21,7 +21,6 @@ interface RawFrame {
   url: string;
   title: string;
   fresh: boolean;
-  nextId: number;
   lines: RawLine[];
   omittedAbove: number;
   omittedBelow: number;
@@ -29,9 +28,39 @@ interface RawFrame {
   scroll: ScrollInfo;
 }
 
-/** Per-tab memory between observations: ids keep growing across the frames of one document. */
-export interface TabIds {
-  nextId: number;
+/** An element index of the last observation: the frame the element is in, and its number there. */
+export interface ElementRef {
+  frame: Frame;
+  id: number;
+}
+
+/**
+ * Per tab, between observations: each frame numbers its own elements (the number is kept on the element, so it keeps
+ * it); the tab gives each (frame, number) the index the model sees, the same across observations and never the same
+ * for two elements. Because the numbering is the tab's, the frames of one observation can be read at once.
+ */
+export class TabIndices {
+  private next = 1;
+  private byFrame = new WeakMap<Frame, Map<number, number>>();
+
+  /** A new document in the main frame: a new page, whose indices start at 1 again. */
+  restart(): void {
+    this.next = 1;
+    this.byFrame = new WeakMap();
+  }
+
+  /** A new document in a child frame: its elements are new, their numbers too. */
+  forget(frame: Frame): void {
+    this.byFrame.delete(frame);
+  }
+
+  indexOf(frame: Frame, id: number): number {
+    const ids = this.byFrame.get(frame) ?? new Map<number, number>();
+    this.byFrame.set(frame, ids);
+    const index = ids.get(id) ?? this.next++;
+    ids.set(id, index);
+    return index;
+  }
 }
 
 export interface ObservedFrames {
@@ -42,8 +71,8 @@ export interface ObservedFrames {
   omittedAbove: number;
   omittedBelow: number;
   elements: Map<number, ElementDescription>;
-  /** The frame each element index lives in, to act on it later. */
-  elementFrames: Map<number, Frame>;
+  /** Where each element index lives, to act on it later. */
+  elementRefs: Map<number, ElementRef>;
 }
 
 export class FrameTimeoutError extends Error {
@@ -64,75 +93,101 @@ async function evaluateFrame(frame: Frame, options: object): Promise<RawFrame> {
   }
 }
 
+/** Which iframe element of its parent each frame is: the marker the page script put on it, read once per frame. */
+const markers = new WeakMap<Frame, string>();
+
 async function markerOf(frame: Frame): Promise<string | undefined> {
+  const known = markers.get(frame);
+  if (known) return known;
   const element = await frame.frameElement().catch(() => null);
   if (!element) return undefined;
   try {
-    return (await element.evaluate((el) => (el as unknown as { __basFrame?: string }).__basFrame)) ?? undefined;
+    const marker = await element.evaluate((el) => (el as unknown as { __basFrame?: string }).__basFrame);
+    if (marker) markers.set(frame, marker);
+    return marker ?? undefined;
   } finally {
     await element.dispose().catch(() => undefined);
   }
 }
 
-/**
- * Serializes a tab: the main frame in one evaluation, then each visible child frame (same- or cross-origin) in
- * one evaluation each, spliced in where its iframe is.
- */
-export async function observeFrames(page: Page, ids: TabIds, maxChars: number): Promise<ObservedFrames> {
-  const elements = new Map<number, ElementDescription>();
-  const elementFrames = new Map<number, Frame>();
+type Evaluated = { raw: RawFrame } | { error: Error };
 
-  async function visit(
-    frame: Frame,
-    isMain: boolean,
-    depth: number,
-    budget: number,
-  ): Promise<RawFrame & { out: ContentLine[] }> {
-    const raw = await evaluateFrame(frame, { isMain, minNextId: ids.nextId, maxChars: budget });
-    ids.nextId = raw.nextId;
-    const out: ContentLine[] = [];
-    const placeholders = raw.lines.some((l) => l.k === "f");
+/**
+ * Serializes a tab. Every frame within reach (the main one and its descendants, same- or cross-origin) is read at
+ * once, one evaluation each, rather than one after another; then each visible child frame's lines are spliced in
+ * where its iframe is, and element indices are handed out in that order.
+ */
+export async function observeFrames(page: Page, indices: TabIndices, maxChars: number): Promise<ObservedFrames> {
+  const elements = new Map<number, ElementDescription>();
+  const elementRefs = new Map<number, ElementRef>();
+  // Each level of nesting gets half of its parent's share of the text.
+  const read = (frame: Frame, depth: number): Promise<Evaluated> =>
+    evaluateFrame(frame, { maxChars: Math.floor(maxChars / 2 ** depth) }).then(
+      (raw) => ({ raw }),
+      (error: Error) => ({ error }),
+    );
+  const evaluated = new Map<Frame, Promise<Evaluated>>();
+  (function readAll(frame: Frame, depth: number) {
+    evaluated.set(frame, read(frame, depth));
+    if (depth < MAX_FRAME_DEPTH) for (const child of frame.childFrames()) readAll(child, depth + 1);
+  })(page.mainFrame(), 0);
+
+  async function splice(frame: Frame, raw: RawFrame, depth: number): Promise<ContentLine[]> {
+    if (raw.fresh) {
+      if (frame === page.mainFrame()) indices.restart();
+      else indices.forget(frame);
+    }
+    const indexOf = new Map<number, number>();
+    for (const line of raw.lines) {
+      if (line.k !== "e") continue;
+      const index = indices.indexOf(frame, line.id as number);
+      indexOf.set(line.id as number, index);
+      elements.set(index, { tag: line.tag ?? "element", label: line.l ?? "" });
+      elementRefs.set(index, { frame, id: line.id as number });
+    }
     const children = new Map<string, Frame>();
-    if (placeholders && depth < MAX_FRAME_DEPTH) {
+    if (depth < MAX_FRAME_DEPTH && raw.lines.some((l) => l.k === "f")) {
       // All at once: each costs round trips of its own, and the order does not matter.
       const marked = await Promise.all(
         frame.childFrames().map(async (child) => [await markerOf(child), child] as const),
       );
       for (const [marker, child] of marked) if (marker) children.set(marker, child);
     }
+    const out: ContentLine[] = [];
     for (const line of raw.lines) {
       if (line.k === "t") out.push({ kind: "text", text: line.s ?? "" });
-      else if (line.k === "e") {
-        const index = line.id as number;
-        out.push({ kind: "element", index, text: line.s ?? "" });
-        elements.set(index, { tag: line.tag ?? "element", label: line.l ?? "" });
-        elementFrames.set(index, frame);
-      } else {
+      else if (line.k === "e")
+        out.push({ kind: "element", index: indexOf.get(line.id as number)!, text: line.s ?? "" });
+      else {
         const child = children.get(String(line.id));
         if (!child) continue;
-        try {
-          const inner = await visit(child, false, depth + 1, Math.floor(budget / 2));
-          out.push({ kind: "text", text: `--- iframe ${inner.url} ---` }, ...inner.out, {
-            kind: "text",
-            text: "--- end of iframe ---",
-          });
-        } catch (err) {
-          out.push({ kind: "text", text: `--- iframe (${(err as Error).message}) ---` });
+        // A frame that appeared after the others were read is read now.
+        const inner = await (evaluated.get(child) ?? read(child, depth + 1));
+        if ("error" in inner) {
+          out.push({ kind: "text", text: `--- iframe (${inner.error.message}) ---` });
+          continue;
         }
+        out.push(
+          { kind: "text", text: `--- iframe ${inner.raw.url} ---` },
+          ...(await splice(child, inner.raw, depth + 1)),
+          { kind: "text", text: "--- end of iframe ---" },
+        );
       }
     }
-    return { ...raw, out };
+    return out;
   }
 
-  const main = await visit(page.mainFrame(), true, 0, maxChars);
+  const main = await evaluated.get(page.mainFrame())!;
+  if ("error" in main) throw main.error;
+  const lines = await splice(page.mainFrame(), main.raw, 0);
   return {
-    url: main.url,
-    title: main.title,
-    scroll: main.scroll,
-    lines: main.out,
-    omittedAbove: main.omittedAbove,
-    omittedBelow: main.omittedBelow,
+    url: main.raw.url,
+    title: main.raw.title,
+    scroll: main.raw.scroll,
+    lines,
+    omittedAbove: main.raw.omittedAbove,
+    omittedBelow: main.raw.omittedBelow,
     elements,
-    elementFrames,
+    elementRefs,
   };
 }

@@ -3,8 +3,8 @@
  * Kept as plain JavaScript and loaded as text: it runs inside the page, so it must not depend on helpers a
  * TypeScript transpiler might inject. Called as `(source)(options)`; returns a plain JSON-able object.
  *
- * - Interactive elements get an id stored on the element itself, so an element keeps its index across observations.
- *   New ids continue from `minNextId` so ids of several frames of one tab never collide.
+ * - Interactive elements get a number of this document's stored on the element itself, so an element keeps it across
+ *   observations; the caller maps the numbers of a tab's frames to the indices the model sees.
  * - Lines come in document (reading) order; text under an interactive element becomes that element's label.
  * - Open shadow roots are walked in place (slots resolved); iframes become placeholders the caller fills in.
  * - On huge pages only a window of lines around the viewport is returned, within `maxChars`.
@@ -14,7 +14,7 @@
   const doc = document;
   const win = window;
   const fresh = win.__basNextId === undefined;
-  let nextId = options.isMain && fresh ? 1 : Math.max(win.__basNextId ?? 1, options.minNextId);
+  let nextId = win.__basNextId ?? 1;
   const registry = new Map();
   const scrollX = win.scrollX;
   const scrollY = win.scrollY;
@@ -316,7 +316,6 @@
     url: location.href,
     title: doc.title,
     fresh,
-    nextId,
     lines: kept,
     omittedAbove: first,
     omittedBelow: lines.length - last,
